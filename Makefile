@@ -1,0 +1,28 @@
+# Two commands do all the set-up (see README): `make serve` and `make test`.
+# Every recipe line is silent and installer output goes to stderr: stdout of `make serve` is the
+# MCP protocol stream.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: serve test lint check-tests clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' >&2
+	@touch $@
+
+serve: $(STAMP)
+	@exec $(BIN)/pdf-airlock serve --root examples
+
+lint: $(STAMP)
+	@$(BIN)/ruff check .
+	@$(BIN)/ruff format --check .
+	@$(BIN)/mypy
+
+test: lint
+	@$(BIN)/pytest
+
+clean:
+	@rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,162 @@
+"""The application core: one tool call from arguments to ``CallToolResult``, with audit logging.
+
+Shared by the MCP session (``server.session``) and the ``call`` CLI. Tool errors never escape
+as exceptions: every failure becomes ``isError: true`` with a typed ``structuredContent.error``.
+Unexpected exceptions become ``internal``, with the traceback only in the server log.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from typing import Any, TypeVar
+
+import mcp_types as types
+import structlog
+from pydantic import BaseModel, ValidationError
+
+from server.config import Settings
+from server.errors import ToolError
+from server.jobs import classify
+from server.models import DocumentInput
+from server.paths import Document, PathPolicy
+from server.pool import JobOutcome, Pool
+from server.sanitize import clean_text
+from server.tools import TOOLS
+
+__all__ = ["App", "error_result"]
+
+log = structlog.get_logger("pdf_airlock.audit")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+_AUDIT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("pdf_airlock_audit")
+
+
+def error_result(error: ToolError) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"{error.code}: {error.message}")],
+        structured_content={"error": error.to_dict()},
+        is_error=True,
+    )
+
+
+def _clean_tree(value: Any) -> tuple[Any, int]:
+    """Sanitise every string in an untrusted JSON tree; returns the tree and chars removed."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        removed = 0
+        items = []
+        for item in value:
+            cleaned, count = _clean_tree(item)
+            items.append(cleaned)
+            removed += count
+        return items, removed
+    if isinstance(value, dict):
+        removed = 0
+        mapping = {}
+        for key, item in value.items():
+            clean_key, key_count = _clean_tree(key)
+            cleaned, count = _clean_tree(item)
+            mapping[clean_key] = cleaned
+            removed += key_count + count
+        return mapping, removed
+    return value, 0
+
+
+def _validation_message(exc: ValidationError) -> str:
+    """Field locations and reasons only: pydantic's default text would echo the input values."""
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
+    ]
+    return "; ".join(problems[:10])
+
+
+class App:
+    """Runs tool calls against one pool and one path policy."""
+
+    def __init__(self, settings: Settings, pool: Pool) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
+
+    def list_tools(self) -> list[types.Tool]:
+        return [spec.to_mcp() for spec in TOOLS.values()]
+
+    def _limits(self) -> dict[str, int]:
+        return {
+            "memory_bytes": self.settings.memory_bytes,
+            "cpu_seconds": self.settings.cpu_seconds,
+            "max_input_bytes": self.settings.max_file_bytes,
+            "max_result_bytes": self.settings.max_result_bytes,
+        }
+
+    async def run_job(
+        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT]
+    ) -> tuple[ModelT, list[str]]:
+        deadline = self.settings.timeout_s
+        outcome: JobOutcome = await self.pool.run(kind, args, document.fd, self._limits(), deadline)
+        _AUDIT.get({}).update(
+            {
+                "job_wall_ms": outcome.wall_ms,
+                "job_cpu_s": round(outcome.rusage.get("utime", 0) + outcome.rusage.get("stime", 0), 4),
+                "job_peak_rss_kb": int(outcome.rusage.get("maxrss_kb", 0)),
+            }
+        )
+        untrusted_result = classify(outcome, self.settings.memory_bytes, deadline)
+        cleaned, removed = _clean_tree(untrusted_result)
+        try:
+            result = model.model_validate(cleaned)
+        except ValidationError as exc:
+            log.error("invalid_job_result", kind=kind, errors=exc.error_count())
+            raise ToolError("crashed", "the job child returned a result that failed validation") from exc
+        warnings = [f"removed {removed} control/invisible character(s) from the text"] if removed else []
+        return result, warnings
+
+    def _open(self, args: DocumentInput) -> Document:
+        if args.path is not None:
+            return self.policy.open_path(args.path)
+        assert args.data is not None
+        return self.policy.open_inline(args.data)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, request_id: object = None
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        audit: dict[str, Any] = {"request_id": request_id, "tool": name}
+        _AUDIT.set(audit)
+        try:
+            result = await self._call(name, arguments or {}, audit)
+            audit["outcome"] = "ok"
+            return result
+        except ToolError as error:
+            audit["outcome"] = error.code
+            return error_result(error)
+        except Exception:
+            log.exception("tool_call_crashed", tool=name)
+            audit["outcome"] = "internal"
+            return error_result(ToolError("internal", "internal server error; see the server log"))
+        finally:
+            audit["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
+            log.info("tool_call", **audit)
+
+    async def _call(
+        self, name: str, arguments: dict[str, Any], audit: dict[str, Any]
+    ) -> types.CallToolResult:
+        spec = TOOLS.get(name)
+        if spec is None:
+            raise ToolError("invalid_arguments", f"unknown tool {name[:100]!r}", {"tools": ", ".join(TOOLS)})
+        try:
+            args = spec.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            raise ToolError("invalid_arguments", _validation_message(exc)) from exc
+        document = self._open(args)
+        audit.update(sha256=document.sha256, bytes=document.size)
+        try:
+            output, text = await spec.run(self, args, document)
+        finally:
+            document.close()
+        structured = output.model_dump(mode="json")
+        audit["pages"] = len(structured.get("pages", []))
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=False
+        )

@@ -1,0 +1,131 @@
+"""Command line: ``pdf-airlock [serve]``, ``pdf-airlock call TOOL --json ARGS``.
+
+``serve`` (the default) runs the MCP stdio server. ``call`` runs one tool through the same
+supervisor, pool and sandbox and prints the ``CallToolResult`` as JSON on stdout; its exit
+status is 0 on success, 1 on a tool error, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from server import __version__
+from server.config import DEFAULTS, MIB, Settings
+
+__all__ = ["main"]
+
+_ENV_PREFIX = "PDF_AIRLOCK_"
+
+
+def _env(name: str, default: Any) -> Any:
+    return os.environ.get(_ENV_PREFIX + name, default)
+
+
+def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root",
+        action="append",
+        type=Path,
+        help="directory documents may be read from (repeatable; default: the working directory; "
+        "env PDF_AIRLOCK_ROOTS, colon-separated)",
+    )
+    parser.add_argument("--max-file-mb", type=int, default=int(_env("MAX_FILE_MB", DEFAULTS.max_file_mb)))
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=float(_env("TIMEOUT", DEFAULTS.timeout_s)),
+        help="wall seconds per job",
+    )
+    parser.add_argument(
+        "--cpu-seconds", type=int, default=None, help="CPU seconds per job (default: --timeout)"
+    )
+    parser.add_argument("--memory-mb", type=int, default=int(_env("MEMORY_MB", DEFAULTS.memory_mb)))
+    parser.add_argument(
+        "--max-result-mb", type=int, default=int(_env("MAX_RESULT_MB", DEFAULTS.max_result_mb))
+    )
+    parser.add_argument(
+        "--workers", type=int, default=int(_env("WORKERS", 0)), help="parallel jobs (default: CPUs)"
+    )
+    parser.add_argument("--queue-depth", type=int, default=int(_env("QUEUE_DEPTH", DEFAULTS.queue_depth)))
+    parser.add_argument("--log-level", default=_env("LOG_LEVEL", "info"))
+
+
+def _settings(ns: argparse.Namespace) -> Settings:
+    roots = ns.root or [Path(p) for p in _env("ROOTS", "").split(":") if p] or [Path.cwd()]
+    for root in roots:
+        if not root.is_dir():
+            raise SystemExit(f"pdf-airlock: --root {root} is not a directory")
+    positive = {"--max-file-mb": ns.max_file_mb, "--timeout": ns.timeout, "--memory-mb": ns.memory_mb}
+    for flag, value in positive.items():
+        if value <= 0:
+            raise SystemExit(f"pdf-airlock: {flag} must be positive")
+    overrides: dict[str, Any] = {}
+    if ns.workers > 0:
+        overrides["workers"] = ns.workers
+    return Settings(
+        roots=tuple(roots),
+        max_file_bytes=ns.max_file_mb * MIB,
+        timeout_s=ns.timeout,
+        cpu_seconds=ns.cpu_seconds or max(1, int(ns.timeout)),
+        memory_bytes=ns.memory_mb * MIB,
+        max_result_bytes=ns.max_result_mb * MIB,
+        queue_depth=ns.queue_depth,
+        **overrides,
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pdf-airlock", description="Sandboxed MCP server for untrusted PDFs."
+    )
+    parser.add_argument("--version", action="version", version=f"pdf-airlock {__version__}")
+    commands = parser.add_subparsers(dest="command")
+    serve = commands.add_parser("serve", help="run the MCP stdio server (default)")
+    _add_settings_flags(serve)
+    call = commands.add_parser("call", help="run one tool and print its result as JSON")
+    call.add_argument("tool")
+    call.add_argument("--json", dest="arguments", default="{}", help="tool arguments as a JSON object")
+    _add_settings_flags(call)
+    return parser
+
+
+async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> int:
+    from server.app import App
+    from server.pool import Pool
+
+    async with Pool(
+        settings.workers, settings.queue_depth, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
+    ) as pool:
+        result = await App(settings, pool).call_tool(tool, arguments)
+    payload = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    return 1 if result.is_error else 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version")):
+        args.insert(0, "serve")
+    ns = _parser().parse_args(args)
+    from server.log import configure_logging
+
+    configure_logging(ns.log_level)
+    settings = _settings(ns)
+    if ns.command == "call":
+        try:
+            arguments = json.loads(ns.arguments)
+        except ValueError:
+            raise SystemExit("pdf-airlock: --json must be a JSON object") from None
+        if not isinstance(arguments, dict):
+            raise SystemExit("pdf-airlock: --json must be a JSON object")
+        raise SystemExit(anyio.run(_call, settings, ns.tool, arguments))
+    from server.session import serve
+
+    anyio.run(serve, settings)

@@ -1,0 +1,56 @@
+"""Runtime settings of the supervisor: roots, limits, timeouts, concurrency.
+
+Every limit is named here with its default and documented in the README ("Limits"). The CLI
+fills a ``Settings`` from flags and ``PDF_AIRLOCK_*`` environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+__all__ = ["DEFAULTS", "Settings"]
+
+MIB: Final = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class _Defaults:
+    max_file_mb: int = 100
+    timeout_s: float = 30.0
+    memory_mb: int = 1024
+    max_result_mb: int = 16
+    max_chars: int = 100_000
+    max_chars_ceiling: int = 2_000_000
+    queue_depth: int = 64
+    kill_grace_s: float = 2.0
+    zygote_start_timeout_s: float = 60.0
+
+
+DEFAULTS: Final = _Defaults()
+
+
+def _default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the supervisor needs to know; immutable once the server starts."""
+
+    roots: tuple[Path, ...] = field(default_factory=lambda: (Path.cwd(),))
+    max_file_bytes: int = DEFAULTS.max_file_mb * MIB
+    timeout_s: float = DEFAULTS.timeout_s
+    cpu_seconds: int = int(DEFAULTS.timeout_s)
+    memory_bytes: int = DEFAULTS.memory_mb * MIB
+    max_result_bytes: int = DEFAULTS.max_result_mb * MIB
+    workers: int = field(default_factory=_default_workers)
+    queue_depth: int = DEFAULTS.queue_depth
+    kill_grace_s: float = DEFAULTS.kill_grace_s
+
+    @property
+    def max_message_bytes(self) -> int:
+        """A frame may carry a whole file inline as base64 (4/3 of its size) plus the envelope."""
+        return self.max_file_bytes * 4 // 3 + MIB

@@ -1,0 +1,168 @@
+"""Tool argument and result models: each is both the published JSON Schema and the validator.
+
+``*Input`` models validate what clients send. ``*Untrusted`` models validate what a job child
+returns (strict, bounded, no extra keys) before anything reaches a client. ``*Output`` models
+are what the tool publishes as ``outputSchema`` and returns as ``structuredContent``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+__all__ = [
+    "DocumentInput",
+    "PdfInfoInput",
+    "PdfInfoOutput",
+    "PdfInfoUntrusted",
+    "PdfReadInput",
+    "PdfReadOutput",
+    "PdfReadUntrusted",
+]
+
+PAGE_SELECTOR_PATTERN = r"^\s*(all|\d*\s*-?\s*\d*(\s*,\s*\d*\s*-?\s*\d*)*)\s*$"
+MAX_CHARS_CEILING = 2_000_000
+_MAX_PAGES_IN_ANSWER = 100_000
+_MAX_TEXT = 4096
+
+PageSelector = Annotated[
+    str,
+    Field(
+        max_length=1000,
+        pattern=PAGE_SELECTOR_PATTERN,
+        description="Pages to include, 1-based: '1-3,7', '10-' (to the end), or 'all'.",
+        examples=["1-3,7"],
+    ),
+]
+Cursor = Annotated[str, Field(max_length=512, description="Opaque cursor from a previous answer.")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocumentInput(_Strict):
+    """Where the document comes from: exactly one of ``path`` and ``data``."""
+
+    path: str | None = Field(
+        None,
+        max_length=4096,
+        description="File path or file:// URI, absolute or relative to a configured root.",
+        examples=["report.pdf"],
+    )
+    data: str | None = Field(None, description="The whole document as base64, instead of a path.")
+    password: SecretStr | None = Field(None, max_length=1024, description="Password of an encrypted PDF.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.path is None) == (self.data is None):
+            raise ValueError("give exactly one of 'path' and 'data'")
+        return self
+
+
+class PdfInfoInput(DocumentInput):
+    pages: PageSelector | None = None
+    cursor: Cursor | None = None
+
+
+class PdfReadInput(DocumentInput):
+    pages: PageSelector | None = None
+    engine: Literal["fast", "layout"] = Field(
+        "fast", description="'fast' (PDFium) or 'layout' (pdfminer.six layout analysis, reading order)."
+    )
+    max_chars: int = Field(
+        100_000, ge=1, le=MAX_CHARS_CEILING, description="Most characters of text in one answer; see cursor."
+    )
+    cursor: Cursor | None = None
+
+
+# -- what a job child may return (untrusted until these validate) ------------------------
+
+Bounded = Annotated[str, Field(max_length=_MAX_TEXT)]
+
+
+class _UntrustedModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class EncryptionInfo(_UntrustedModel):
+    revision: int = Field(ge=0, le=100)
+    version: int = Field(ge=0, le=100)
+    key_bits: int = Field(ge=0, le=4096)
+    method: Bounded
+
+
+class PageInfo(_UntrustedModel):
+    page: int = Field(ge=1)
+    width_pt: float = Field(ge=0)
+    height_pt: float = Field(ge=0)
+    rotation: int
+    has_text: bool
+
+
+class PdfInfoUntrusted(_UntrustedModel):
+    page_count: int = Field(ge=0)
+    pdf_version: Annotated[str, Field(max_length=16)]
+    encrypted: bool
+    encryption: EncryptionInfo | None
+    producer: Bounded | None
+    metadata: dict[Annotated[str, Field(max_length=128)], Bounded] = Field(max_length=64)
+    pages: list[PageInfo] = Field(max_length=1000)
+    next_start: int | None = Field(ge=0)
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+class PageText(_UntrustedModel):
+    page: int = Field(ge=1)
+    text: str
+    offset: int = Field(ge=0, description="Character offset in the page where this text starts.")
+    complete: bool = Field(description="False when the page continues in the next answer (see cursor).")
+
+
+class ReadPosition(_UntrustedModel):
+    index: int = Field(ge=0)
+    offset: int = Field(ge=0)
+
+
+class PdfReadUntrusted(_UntrustedModel):
+    engine: Literal["fast", "layout"]
+    page_count: int = Field(ge=0)
+    selected_pages: int = Field(ge=0)
+    pages: list[PageText] = Field(max_length=_MAX_PAGES_IN_ANSWER)
+    next: ReadPosition | None
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+# -- published results ---------------------------------------------------------------------
+
+
+class _Source(BaseModel):
+    source: str = Field(description="The document as given: path relative to its root, or '<inline data>'.")
+    sha256: str = Field(description="SHA-256 of the document's bytes.")
+    size_bytes: int
+
+
+class PdfInfoOutput(_Source):
+    page_count: int
+    pdf_version: str
+    encrypted: bool
+    encryption: EncryptionInfo | None
+    producer: str | None
+    metadata: dict[str, str]
+    pages: list[PageInfo] = Field(
+        description="Per-page summary of the selected pages (up to 1000 per answer)."
+    )
+    cursor: str | None = Field(description="Pass back to get the next part of the page list; null when done.")
+    warnings: list[str]
+
+
+class PdfReadOutput(_Source):
+    engine: Literal["fast", "layout"]
+    page_count: int
+    selected_pages: int
+    pages: list[PageText]
+    cursor: str | None = Field(
+        description="Pass back (same arguments) to continue; null when all text is here."
+    )
+    warnings: list[str]

@@ -1,0 +1,164 @@
+"""Input policy: which documents a tool call may read, opened safely as an fd for the job.
+
+Paths (native or ``file://``) must resolve, through symlinks, inside one of the configured
+roots. The file is opened ``O_RDONLY|O_NOFOLLOW|O_NONBLOCK``, the opened fd is checked again
+(``/proc/self/fd`` must still point inside a root, which closes the race between resolving and
+opening), and ``fstat`` must show a regular file under the size cap. Inline base64 input goes
+into a sealed memfd. The job child only ever receives the fd, never a path. Error messages
+show paths as the caller gave them or relative to their root, never document bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import fcntl
+import hashlib
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+from urllib.parse import unquote, urlsplit
+
+from server.errors import ToolError
+
+__all__ = ["Document", "PathPolicy"]
+
+_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_PSEUDO_FILESYSTEMS: Final = ("/proc", "/sys", "/dev")
+_HASH_CHUNK: Final = 1 << 20
+_MAX_SHOWN_PATH: Final = 200
+_SEALS: Final = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+@dataclass(slots=True)
+class Document:
+    """An open, checked input: the fd is owned by this object until ``close``."""
+
+    fd: int
+    size: int
+    sha256: str
+    display: str
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _shown(raw: str) -> str:
+    return raw if len(raw) <= _MAX_SHOWN_PATH else raw[:_MAX_SHOWN_PATH] + "..."
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _hash_fd(fd: int) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    offset = 0
+    while chunk := os.pread(fd, _HASH_CHUNK, offset):
+        digest.update(chunk)
+        offset += len(chunk)
+    return digest.hexdigest(), offset
+
+
+class PathPolicy:
+    """Resolves and opens inputs for tool calls; one instance per server."""
+
+    def __init__(self, roots: Sequence[Path], max_bytes: int) -> None:
+        self.roots = tuple(os.path.realpath(root) for root in roots)
+        self.max_bytes = max_bytes
+
+    def _to_path(self, raw: str) -> str:
+        if "\x00" in raw:
+            raise ToolError("invalid_arguments", "path contains a NUL character")
+        if raw.startswith("file:"):
+            parts = urlsplit(raw)
+            if parts.netloc not in ("", "localhost"):
+                raise ToolError("path_denied", "file:// URIs must not name a remote host")
+            raw = unquote(parts.path)
+        if not raw:
+            raise ToolError("invalid_arguments", "path is empty")
+        return raw
+
+    def _candidates(self, path: str) -> list[tuple[str, str]]:
+        """(root, realpath) pairs to try: absolute paths once, relative paths under each root."""
+        if os.path.isabs(path):
+            return [("", os.path.realpath(path))]
+        return [(root, os.path.realpath(os.path.join(root, path))) for root in self.roots]
+
+    def _relative(self, real: str) -> str:
+        for root in self.roots:
+            if _within(real, root):
+                return os.path.relpath(real, root)
+        return "?"
+
+    def resolve(self, raw: str) -> str:
+        """The real path of ``raw`` if it lies inside a root; raises path_denied/not_found."""
+        path = self._to_path(raw)
+        inside = [real for _root, real in self._candidates(path) if any(_within(real, r) for r in self.roots)]
+        if not inside:
+            raise ToolError("path_denied", f"{_shown(raw)!r} is outside the allowed roots")
+        for real in inside:
+            if os.path.lexists(real):
+                return real
+        raise ToolError("not_found", f"{_shown(raw)!r} does not exist")
+
+    def open_path(self, raw: str) -> Document:
+        real = self.resolve(raw)
+        if any(_within(real, pseudo) for pseudo in _PSEUDO_FILESYSTEMS):
+            raise ToolError("not_a_file", f"{_shown(raw)!r} is on a pseudo filesystem")
+        try:
+            fd = os.open(real, _OPEN_FLAGS)
+        except FileNotFoundError as exc:
+            raise ToolError("not_found", f"{_shown(raw)!r} does not exist") from exc
+        except OSError as exc:
+            raise ToolError("path_denied", f"{_shown(raw)!r} cannot be opened ({exc.strerror})") from exc
+        try:
+            return self._check_open_fd(fd, raw)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _check_open_fd(self, fd: int, raw: str) -> Document:
+        opened = os.readlink(f"/proc/self/fd/{fd}")
+        if not any(_within(opened, root) for root in self.roots):
+            raise ToolError("path_denied", f"{_shown(raw)!r} moved outside the allowed roots while opening")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError("not_a_file", f"{_shown(raw)!r} is not a regular file")
+        self._check_size(info.st_size)
+        digest, size = _hash_fd(fd)
+        self._check_size(size)
+        return Document(fd=fd, size=size, sha256=digest, display=self._relative(opened))
+
+    def _check_size(self, size: int) -> None:
+        if size > self.max_bytes:
+            raise ToolError(
+                "too_large",
+                f"the document is {size} bytes, over the {self.max_bytes}-byte cap (--max-file-mb)",
+                {"size": size, "max_bytes": self.max_bytes},
+            )
+
+    def open_inline(self, encoded: str) -> Document:
+        self._check_size(len(encoded) * 3 // 4)
+        try:
+            data = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ToolError("invalid_arguments", "data is not valid base64") from exc
+        self._check_size(len(data))
+        fd = os.memfd_create("pdf-airlock-inline", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        except BaseException:
+            os.close(fd)
+            raise
+        return Document(
+            fd=fd, size=len(data), sha256=hashlib.sha256(data).hexdigest(), display="<inline data>"
+        )

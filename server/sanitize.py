@@ -1,0 +1,24 @@
+"""Text hygiene for strings that come out of a job child.
+
+Strips what could steer a terminal or hide text from a human reviewer: C0/C1 control
+characters (tab and newline kept), ANSI escape sequences, bidi overrides and zero-width marks.
+Returns the cleaned text and how many characters were removed, so callers can warn.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["clean_text"]
+
+_ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_INVISIBLE: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]"
+)
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    without_ansi = _ANSI.sub("", text)
+    cleaned = _INVISIBLE.sub("", without_ansi)
+    return cleaned, len(text) - len(cleaned)

@@ -1,0 +1,174 @@
+"""The MCP tools: their schemas, annotations, and the plain functions that implement them.
+
+Every tool reads one document in a job child and returns ``(structured result, text)``. Tool
+functions are independent of MCP framing so they can be tested and called directly (the CLI's
+``call`` command uses them through ``server.app.App``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import mcp_types as types
+from pydantic import BaseModel
+
+from server.cursor import decode_cursor, encode_cursor, selection_key
+from server.models import (
+    DocumentInput,
+    PdfInfoInput,
+    PdfInfoOutput,
+    PdfInfoUntrusted,
+    PdfReadInput,
+    PdfReadOutput,
+    PdfReadUntrusted,
+)
+from server.paths import Document
+
+__all__ = ["TOOLS", "JobRunner", "ToolSpec"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class JobRunner(Protocol):
+    """What a tool needs from the server: run a job kind on an open document."""
+
+    async def run_job(
+        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT]
+    ) -> tuple[ModelT, list[str]]: ...
+
+
+ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_model: type[DocumentInput]
+    output_model: type[BaseModel]
+    run: ToolFn
+
+    def to_mcp(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_model.model_json_schema(),
+            output_schema=self.output_model.model_json_schema(),
+            annotations=types.ToolAnnotations(
+                title=self.title, read_only_hint=True, open_world_hint=False, idempotent_hint=True
+            ),
+        )
+
+
+def _password(args: DocumentInput) -> str | None:
+    return args.password.get_secret_value() if args.password is not None else None
+
+
+def _source(document: Document) -> dict[str, Any]:
+    return {"source": document.display, "sha256": document.sha256, "size_bytes": document.size}
+
+
+async def pdf_info(runner: JobRunner, args: PdfInfoInput, document: Document) -> tuple[BaseModel, str]:
+    key = selection_key(pages=args.pages)
+    start = decode_cursor(args.cursor, document.sha256, "pdf_info", key)["start"] if args.cursor else 0
+    job_args = {"pages": args.pages, "password": _password(args), "start": start}
+    result, warnings = await runner.run_job("pdf_info", job_args, document, PdfInfoUntrusted)
+    cursor = None
+    if result.next_start is not None:
+        cursor = encode_cursor(document.sha256, "pdf_info", key, {"start": result.next_start})
+    output = PdfInfoOutput(
+        **_source(document),
+        **result.model_dump(exclude={"next_start", "warnings"}),
+        cursor=cursor,
+        warnings=result.warnings + warnings,
+    )
+    return output, _info_text(output)
+
+
+def _info_text(info: PdfInfoOutput) -> str:
+    lines = [
+        f"{info.source}: {info.page_count} page(s), PDF {info.pdf_version}, "
+        f"{'encrypted' if info.encrypted else 'not encrypted'}, sha256 {info.sha256}",
+    ]
+    lines += [f"{key}: {value}" for key, value in info.metadata.items()]
+    for page in info.pages:
+        text = "text layer" if page.has_text else "no text layer"
+        lines.append(
+            f"page {page.page}: {page.width_pt} x {page.height_pt} pt, rotation {page.rotation}, {text}"
+        )
+    if info.cursor:
+        lines.append(f"(more pages: call again with cursor={info.cursor})")
+    lines += [f"warning: {warning}" for warning in info.warnings]
+    return "\n".join(lines)
+
+
+async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) -> tuple[BaseModel, str]:
+    key = selection_key(pages=args.pages, engine=args.engine)
+    position = {"index": 0, "offset": 0}
+    if args.cursor:
+        position = decode_cursor(args.cursor, document.sha256, "pdf_read", key)
+    job_args = {
+        "pages": args.pages,
+        "password": _password(args),
+        "engine": args.engine,
+        "max_chars": args.max_chars,
+        "start_index": position.get("index", 0),
+        "start_offset": position.get("offset", 0),
+    }
+    result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
+    cursor = None
+    if result.next is not None:
+        cursor = encode_cursor(document.sha256, "pdf_read", key, result.next.model_dump())
+    output = PdfReadOutput(
+        **_source(document),
+        **result.model_dump(exclude={"next", "warnings"}),
+        cursor=cursor,
+        warnings=result.warnings + warnings,
+    )
+    return output, _read_text(output)
+
+
+def _read_text(read: PdfReadOutput) -> str:
+    parts = []
+    for page in read.pages:
+        suffix = "" if page.complete else " (continues)"
+        prefix = f" (from character {page.offset})" if page.offset else ""
+        parts.append(f"--- page {page.page}{prefix}{suffix} ---\n{page.text}")
+    if read.cursor:
+        parts.append(f"--- more text: call again with the same arguments and cursor={read.cursor} ---")
+    parts += [f"warning: {warning}" for warning in read.warnings]
+    return "\n".join(parts)
+
+
+TOOLS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            name="pdf_info",
+            title="PDF document info",
+            description=(
+                "Page count, PDF version, encryption, Info metadata, producer, and per-page size, "
+                "rotation and whether the page has a text layer. Parsed in a sandbox."
+            ),
+            input_model=PdfInfoInput,
+            output_model=PdfInfoOutput,
+            run=pdf_info,
+        ),
+        ToolSpec(
+            name="pdf_read",
+            title="Read PDF text",
+            description=(
+                "Text of the selected pages ('1-3,7'), page by page. At most max_chars characters per "
+                "answer; a cursor continues where the answer stopped. engine='layout' follows reading "
+                "order across columns (slower). Parsed in a sandbox."
+            ),
+            input_model=PdfReadInput,
+            output_model=PdfReadOutput,
+            run=pdf_read,
+        ),
+    )
+}

@@ -1,0 +1,82 @@
+"""Shared fixtures: a folder of generated documents and a real server driven over real stdio."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import pdfs
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+HELLO_PAGES = [
+    "Hello from page one.\nSecond line of page one.",
+    "Page two has different words.",
+    "Third page: the end.",
+]
+TEST_PASSWORD = "s3cret-pass"
+BOMB_MIB = 1024
+TEST_TIMEOUT_S = 3
+TEST_MEMORY_MB = 256
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A root folder with good and hostile documents, plus escapes that point outside it."""
+    root = tmp_path_factory.mktemp("root")
+    outside = tmp_path_factory.mktemp("outside")
+    pdfs.write(root / "hello.pdf", pdfs.text_pdf(HELLO_PAGES, title="Hello Title"))
+    pdfs.write(root / "columns.pdf", pdfs.two_column_pdf(["left A", "left B"], ["right A", "right B"]))
+    pdfs.write(root / "encrypted.pdf", pdfs.encrypted_pdf(TEST_PASSWORD, "Encrypted body text"))
+    pdfs.write(root / "not-a-pdf.pdf", b"<html><body>this is not a PDF</body></html>\n" * 40)
+    pdfs.write(root / "empty.pdf", b"")
+    pdfs.write(root / "bomb.pdf", pdfs.flate_bomb_pdf(BOMB_MIB))
+    pdfs.write(root / "glyphs.pdf", pdfs.scattered_glyphs_pdf(20_000))
+    pdfs.write(root / "long.pdf", pdfs.text_pdf([f"Page {n} " + "lorem ipsum " * 40 for n in range(1, 21)]))
+    (root / "sub").mkdir()
+    pdfs.write(root / "sub" / "nested.pdf", pdfs.text_pdf(["Nested document."]))
+    pdfs.write(outside / "secret.pdf", pdfs.text_pdf(["Outside the root."]))
+    (root / "escape.pdf").symlink_to(outside / "secret.pdf")
+    (root / "passwd.pdf").symlink_to("/etc/passwd")
+    (root / "zero.pdf").symlink_to("/dev/zero")
+    (root / "inside-link.pdf").symlink_to(root / "hello.pdf")
+    os.mkfifo(root / "fifo.pdf")
+    return root
+
+
+def server_command(root: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "server",
+        "--root",
+        str(root),
+        "--timeout",
+        str(TEST_TIMEOUT_S),
+        "--memory-mb",
+        str(TEST_MEMORY_MB),
+        *extra,
+    ]
+
+
+@asynccontextmanager
+async def connect(root: Path, *extra: str, mode: str = "legacy") -> AsyncIterator[Client]:
+    """The real ``mcp`` client, spawning the real server over stdio."""
+    command = server_command(root, *extra)
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(PROJECT))
+    async with Client(params, mode=mode, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+        yield client

@@ -1,0 +1,115 @@
+"""Generators for the test documents: real PDFs built in code, nothing downloaded.
+
+Good documents come from fpdf2 (real fonts and layout); hostile ones are built object by object
+with pikepdf or as raw bytes, so each attack is exactly what its name says.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import zlib
+from pathlib import Path
+
+import pikepdf
+from fpdf import FPDF
+
+PRODUCER = "pdf-airlock test suite"
+
+
+def text_pdf(pages: list[str], title: str = "Sample", author: str = "pdf-airlock tests") -> bytes:
+    """One page per string, Helvetica 12 pt, each line on its own line."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_title(title)
+    pdf.set_author(author)
+    pdf.set_producer(PRODUCER)
+    pdf.set_font("helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        for line in text.split("\n"):
+            if line:
+                pdf.cell(text=line, new_x="LMARGIN", new_y="NEXT")
+            else:
+                pdf.ln(14)
+    return bytes(pdf.output())
+
+
+def two_column_pdf(left: list[str], right: list[str]) -> bytes:
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_font("helvetica", size=12)
+    pdf.add_page()
+    for column, lines in ((72, left), (330, right)):
+        y = 72.0
+        for line in lines:
+            pdf.set_xy(column, y)
+            pdf.cell(text=line)
+            y += 16
+    return bytes(pdf.output())
+
+
+def encrypted_pdf(password: str, text: str = "Secret text") -> bytes:
+    source = pikepdf.open(io.BytesIO(text_pdf([text])))
+    out = io.BytesIO()
+    source.save(out, encryption=pikepdf.Encryption(user=password, owner=password + "-owner", R=6))
+    return out.getvalue()
+
+
+def _page_with_content(pdf: pikepdf.Pdf, stream: pikepdf.Stream, font: bool = True) -> None:
+    resources = pikepdf.Dictionary()
+    if font:
+        f1 = pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+        )
+        resources.Font = pikepdf.Dictionary(F1=pdf.make_indirect(f1))
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page, MediaBox=[0, 0, 612, 792], Resources=resources, Contents=stream
+    )
+    pdf.pages.append(pikepdf.Page(page))
+
+
+def flate_stream(decoded_mib: int, fill: bytes = b" ") -> bytes:
+    """A zlib stream of ``decoded_mib`` MiB of ``fill``, built in well under a second.
+
+    Each MiB is deflated once with a full flush, so the compressed block can be repeated; the
+    zlib header and the Adler-32 trailer are written by hand around the raw deflate blocks.
+    """
+    chunk = fill * ((1 << 20) // len(fill))
+    raw = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = raw.compress(chunk) + raw.flush(zlib.Z_FULL_FLUSH)
+    final = raw.compress(b"") + raw.flush(zlib.Z_FINISH)
+    checksum = 1
+    for _ in range(decoded_mib):
+        checksum = zlib.adler32(chunk, checksum)
+    return b"\x78\xda" + block * decoded_mib + final + checksum.to_bytes(4, "big")
+
+
+def flate_bomb_pdf(decoded_mib: int) -> bytes:
+    """A content stream of about a KiB per MiB that inflates to ``decoded_mib`` MiB of spaces."""
+    pdf = pikepdf.new()
+    stream = pdf.make_stream(b"")
+    stream.write(flate_stream(decoded_mib), filter=pikepdf.Name.FlateDecode)
+    _page_with_content(pdf, stream)
+    out = io.BytesIO()
+    pdf.save(out, compress_streams=False, stream_decode_level=pikepdf.StreamDecodeLevel.none)
+    return out.getvalue()
+
+
+def scattered_glyphs_pdf(glyphs: int, seed: int = 7) -> bytes:
+    """Thousands of single glyphs at random positions: quadratic work for layout analysis."""
+    rng = random.Random(seed)
+    ops = ["BT /F1 6 Tf"]
+    for _ in range(glyphs):
+        ops.append(
+            f"1 0 0 1 {rng.uniform(0, 600):.1f} {rng.uniform(0, 780):.1f} Tm ({chr(rng.randint(65, 90))}) Tj"
+        )
+    ops.append("ET")
+    pdf = pikepdf.new()
+    _page_with_content(pdf, pdf.make_stream("\n".join(ops).encode()))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path

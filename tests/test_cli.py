@@ -1,0 +1,45 @@
+"""``pdf-airlock call``: one tool through the same supervisor and sandbox, JSON on stdout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import HELLO_PAGES, PROJECT
+
+
+def call(root: Path, tool: str, arguments: dict[str, object]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "server", "call", tool, "--json", json.dumps(arguments), "--root", str(root)],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_call_prints_result_json(docs: Path) -> None:
+    done = call(docs, "pdf_read", {"path": "hello.pdf", "pages": "2"})
+    assert done.returncode == 0
+    result = json.loads(done.stdout)
+    assert result["structuredContent"]["pages"][0]["text"] == HELLO_PAGES[1]
+    audit = [json.loads(line) for line in done.stderr.splitlines() if '"tool_call"' in line]
+    assert audit[0]["outcome"] == "ok" and audit[0]["tool"] == "pdf_read"
+    assert HELLO_PAGES[1] not in done.stderr
+
+
+def test_call_error_exit_status_and_no_password_in_logs(docs: Path) -> None:
+    done = call(docs, "pdf_read", {"path": "encrypted.pdf", "password": "hunter2-secret"})
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["structuredContent"]["error"]["code"] == "wrong_password"
+    assert "hunter2-secret" not in done.stderr
+    assert "hunter2-secret" not in done.stdout
+
+
+def test_bundled_examples_read(tmp_path: Path) -> None:
+    done = call(PROJECT / "examples", "pdf_read", {"path": "encrypted.pdf", "password": "airlock", "pages": "1"})
+    assert done.returncode == 0
+    assert "Welcome to pdf-airlock" in json.loads(done.stdout)["structuredContent"]["pages"][0]["text"]

@@ -1,0 +1,39 @@
+"""Page selectors, resolved inside the worker against the real page count."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.errors import WorkerError
+from worker.parsers.pages import select_pages
+
+
+@pytest.mark.parametrize(
+    ("selector", "count", "expected"),
+    [
+        (None, 3, [0, 1, 2]),
+        ("all", 2, [0, 1]),
+        ("1-3,7", 10, [0, 1, 2, 6]),
+        ("8-", 10, [7, 8, 9]),
+        ("-2", 10, [0, 1]),
+        ("3,1,3", 5, [2, 0]),
+        (" 2 - 3 ", 5, [1, 2]),
+    ],
+)
+def test_selectors(selector: str | None, count: int, expected: list[int]) -> None:
+    assert select_pages(selector, count) == expected
+
+
+@pytest.mark.parametrize(
+    ("selector", "code"),
+    [
+        ("0", "invalid_arguments"),
+        ("3-2", "invalid_arguments"),
+        ("x", "invalid_arguments"),
+        ("4", "page_out_of_range"),
+    ],
+)
+def test_bad_selectors(selector: str, code: str) -> None:
+    with pytest.raises(WorkerError) as caught:
+        select_pages(selector, 3)
+    assert caught.value.code == code

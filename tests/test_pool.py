@@ -1,0 +1,157 @@
+"""The pool with a real zygote and real job children: restarts, cancellation, confinement."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pytest
+
+from server.errors import ToolError
+from server.jobs import classify
+from server.pool import ZYGOTE_ENV_KEYS, Pool
+
+pytestmark = pytest.mark.anyio
+
+LIMITS = {
+    "memory_bytes": 256 << 20,
+    "cpu_seconds": 20,
+    "max_input_bytes": 1 << 30,
+    "max_result_bytes": 1 << 20,
+}
+READ_ARGS: dict[str, Any] = {"max_chars": 1000, "pages": "1"}
+SLOW_ARGS: dict[str, Any] = {"max_chars": 1000, "engine": "layout"}
+
+
+async def run(pool: Pool, path: Path, args: dict[str, Any], deadline: float = 20.0) -> dict[str, Any]:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        outcome = await pool.run("pdf_read", args, fd, LIMITS, deadline)
+    finally:
+        os.close(fd)
+    return classify(outcome, LIMITS["memory_bytes"], deadline)
+
+
+def zygote_process() -> psutil.Process:
+    zygotes = [p for p in psutil.Process().children() if "worker.zygote" in " ".join(p.cmdline())]
+    assert len(zygotes) == 1
+    return zygotes[0]
+
+
+async def capture(errors: list[BaseException], pool: Pool, path: Path, args: dict[str, Any]) -> None:
+    try:
+        await run(pool, path, args)
+    except ToolError as exc:
+        errors.append(exc)
+
+
+async def gone(process: psutil.Process) -> bool:
+    for _ in range(300):
+        if not psutil.pid_exists(process.pid) or process.status() == psutil.STATUS_ZOMBIE:
+            return True
+        await anyio.sleep(0.01)
+    return False
+
+
+async def job_child(zygote: psutil.Process) -> psutil.Process:
+    for _ in range(500):
+        children = zygote.children()
+        if children:
+            return children[0]
+        await anyio.sleep(0.01)
+    raise AssertionError("no job child appeared")
+
+
+async def test_zygote_restarts_after_kill_between_jobs(docs: Path) -> None:
+    async with Pool(2, 4, 60, 1) as pool:
+        first = await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote_process().kill()
+        second = await run(pool, docs / "hello.pdf", READ_ARGS)
+        assert pool.restarts == 1
+    assert first["pages"] == second["pages"]
+
+
+async def test_zygote_killed_mid_job_fails_only_that_job(docs: Path) -> None:
+    async with Pool(2, 4, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote = zygote_process()
+        errors: list[BaseException] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(capture, errors, pool, docs / "glyphs.pdf", SLOW_ARGS)
+            child = await job_child(zygote)
+            zygote.send_signal(signal.SIGKILL)
+        assert [(e.code, e.retryable) for e in errors if isinstance(e, ToolError)] == [
+            ("worker_unavailable", True)
+        ]
+        assert await gone(child)
+        after = await run(pool, docs / "hello.pdf", READ_ARGS)
+    assert after["pages"][0]["page"] == 1
+
+
+async def test_cancelled_job_child_is_killed(docs: Path) -> None:
+    async with Pool(2, 4, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote = zygote_process()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, pool, docs / "glyphs.pdf", SLOW_ARGS)
+            child = await job_child(zygote)
+            tg.cancel_scope.cancel()
+        assert await gone(child)
+
+
+async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRLOCK_TEST_SECRET", "must-not-leak")
+    async with Pool(1, 4, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote = zygote_process()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, pool, docs / "glyphs.pdf", SLOW_ARGS)
+            child = await job_child(zygote)
+            await anyio.sleep(0.3)
+            status = Path(f"/proc/{child.pid}/status").read_text()
+            limits = Path(f"/proc/{child.pid}/limits").read_text()
+            fds = sorted(int(fd) for fd in os.listdir(f"/proc/{child.pid}/fd"))
+            env = Path(f"/proc/{child.pid}/environ").read_bytes()
+            tg.cancel_scope.cancel()
+    assert "NoNewPrivs:\t1" in status
+    assert os.getpgid(child.pid) == child.pid if psutil.pid_exists(child.pid) else True
+    assert fds == [0, 1, 2, 3, 4]
+    limit_lines = {line[:26].strip(): line[26:].split() for line in limits.splitlines()[1:]}
+    assert limit_lines["Max cpu time"][:2] == ["20", "21"]
+    assert limit_lines["Max file size"][:2] == ["0", "0"]
+    assert limit_lines["Max core file size"][:2] == ["0", "0"]
+    assert limit_lines["Max processes"][:2] == ["0", "0"]
+    assert limit_lines["Max open files"][:2] == ["16", "16"]
+    assert limit_lines["Max address space"][0] != "unlimited"
+    keys = {entry.split(b"=")[0].decode() for entry in env.split(b"\x00") if entry}
+    assert keys <= set(ZYGOTE_ENV_KEYS)
+    assert "AIRLOCK_TEST_SECRET" not in keys
+
+
+async def test_output_over_cap_is_output_limit(docs: Path) -> None:
+    small = dict(LIMITS, max_result_bytes=200)
+    async with Pool(1, 4, 60, 1) as pool:
+        fd = os.open(docs / "long.pdf", os.O_RDONLY)
+        try:
+            outcome = await pool.run("pdf_read", {"max_chars": 100_000}, fd, small, 20)
+        finally:
+            os.close(fd)
+    with pytest.raises(ToolError) as caught:
+        classify(outcome, LIMITS["memory_bytes"], 20)
+    assert caught.value.code == "output_limit"
+
+
+async def test_overloaded_past_queue_depth(docs: Path) -> None:
+    async with Pool(1, 0, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        errors: list[BaseException] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(capture, errors, pool, docs / "glyphs.pdf", SLOW_ARGS)
+            await anyio.sleep(0.2)
+            await capture(errors, pool, docs / "hello.pdf", READ_ARGS)
+            tg.cancel_scope.cancel()
+        assert [(e.code, e.retryable) for e in errors if isinstance(e, ToolError)] == [("overloaded", True)]

@@ -1,0 +1,96 @@
+"""The job child: entered right after the zygote forks; parses one document and exits.
+
+Assumes nothing about the input document. The only way out is one JSON envelope written to
+the result pipe, bounded by ``max_result_bytes``:
+``{"ok": true, "result": {...}}`` or ``{"ok": false, "error": {"code", "message", "details"}}``.
+The supervisor treats that envelope as untrusted. The process never returns to the zygote's
+code: every path ends in ``os._exit``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Final, NoReturn
+
+from worker.errors import WorkerError
+from worker.parsers import get_parser
+from worker.sandbox import CHILD_INPUT_FD, CHILD_RESULT_FD, Limits, enter_sandbox
+
+__all__ = ["run_job"]
+
+_READ_CHUNK: Final = 1 << 20
+EXIT_OK: Final = 0
+EXIT_SANDBOX_FAILED: Final = 71
+EXIT_WRITE_FAILED: Final = 72
+
+
+def _error(code: str, message: str, details: dict[str, object] | None = None) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": code, "message": message, "details": details or {}}}
+
+
+def _read_input(fd: int, max_bytes: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = os.pread(fd, _READ_CHUNK, total)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > max_bytes:
+            raise WorkerError("output_limit", "the input grew past the size cap while being read")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _execute(job: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    try:
+        data = _read_input(CHILD_INPUT_FD, limits.max_input_bytes)
+        parser = get_parser(str(job["kind"]))
+        return {"ok": True, "result": parser(data, dict(job["args"]))}
+    except WorkerError as exc:
+        return _error(exc.code, exc.message, exc.details)
+    except MemoryError:
+        return _error("memory_limit", "the document needed more memory than the job's budget")
+    except RecursionError:
+        return _error("malformed", "the document nests objects too deeply")
+    except Exception as exc:
+        return _error("internal", f"the parser failed ({type(exc).__name__})")
+
+
+def _encode(envelope: dict[str, Any], max_bytes: int) -> bytes:
+    try:
+        payload = json.dumps(envelope, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        payload = json.dumps(_error("internal", "the parser produced a result that is not JSON"))
+    encoded = payload.encode("utf-8", errors="replace")
+    if len(encoded) > max_bytes:
+        limit_error = _error(
+            "output_limit",
+            f"the result is {len(encoded)} bytes, over the {max_bytes}-byte cap; select fewer pages",
+            {"result_bytes": len(encoded), "max_result_bytes": max_bytes},
+        )
+        encoded = json.dumps(limit_error).encode()
+    return encoded
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def run_job(job: dict[str, Any], parent_pid: int, input_fd: int, result_fd: int) -> NoReturn:
+    """Sandbox this process, run the job, write the envelope, exit. Never returns."""
+    try:
+        limits = Limits(**job["limits"])
+        enter_sandbox(parent_pid, input_fd, result_fd, limits)
+    except BaseException:
+        os._exit(EXIT_SANDBOX_FAILED)
+    try:
+        envelope = _execute(job, limits)
+        _write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))
+    except BaseException:
+        os._exit(EXIT_WRITE_FAILED)
+    os._exit(EXIT_OK)

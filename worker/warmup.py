@@ -1,0 +1,51 @@
+"""Warm-up run in the zygote before it accepts jobs.
+
+Imports every parser library and runs each engine once over a tiny document built here, so the
+modules, codecs and lazily-loaded tables a parse needs are already in memory when a job child
+is forked. The child inherits them and never has to open a file.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Final
+
+__all__ = ["warm_up"]
+
+_WARMUP_TEXT: Final = "pdf-airlock warm-up"
+
+
+def _tiny_pdf() -> bytes:
+    import pikepdf
+
+    pdf = pikepdf.new()
+    font = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+        )
+    )
+    content = f"BT /F1 12 Tf 72 720 Td ({_WARMUP_TEXT}) Tj ET".encode()
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
+        Contents=pdf.make_stream(content),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def warm_up() -> None:
+    """Import and exercise every engine; raises if an engine does not work at all."""
+    from worker.parsers import get_parser
+
+    data = _tiny_pdf()
+    info = get_parser("pdf_info")(data, {})
+    fast = get_parser("pdf_read")(data, {"max_chars": 1000})
+    layout = get_parser("pdf_read")(data, {"max_chars": 1000, "engine": "layout"})
+    if info["page_count"] != 1 or _WARMUP_TEXT not in fast["pages"][0]["text"]:
+        raise RuntimeError("PDF engines failed their warm-up")
+    if _WARMUP_TEXT not in layout["pages"][0]["text"]:
+        raise RuntimeError("pdfminer failed its warm-up")
