@@ -22,6 +22,7 @@ from server.models import DocumentInput
 from server.paths import Document, PathPolicy
 from server.pool import JobOutcome, Pool
 from server.sanitize import clean_text
+from server.selftest import job_limits
 from server.tools import TOOLS
 
 __all__ = ["App", "error_result"]
@@ -82,19 +83,15 @@ class App:
     def list_tools(self) -> list[types.Tool]:
         return [spec.to_mcp() for spec in TOOLS.values()]
 
-    def _limits(self) -> dict[str, int]:
-        return {
-            "memory_bytes": self.settings.memory_bytes,
-            "cpu_seconds": self.settings.cpu_seconds,
-            "max_input_bytes": self.settings.max_file_bytes,
-            "max_result_bytes": self.settings.max_result_bytes,
-        }
-
     async def run_job(
         self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT]
     ) -> tuple[ModelT, list[str]]:
         deadline = self.settings.timeout_s
-        outcome: JobOutcome = await self.pool.run(kind, args, document.fd, self._limits(), deadline)
+        limits = job_limits(self.settings)
+        sandbox = self.settings.sandbox_spec()
+        outcome: JobOutcome = await self.pool.run(
+            kind, args, document.fd, limits=limits, deadline_s=deadline, sandbox=sandbox
+        )
         _AUDIT.get({}).update(
             {
                 "job_wall_ms": outcome.wall_ms,

@@ -18,6 +18,7 @@ import anyio
 
 from server import __version__
 from server.config import DEFAULTS, MIB, Settings
+from server.selftest import LAYERS
 
 __all__ = ["main"]
 
@@ -54,6 +55,18 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=int(_env("WORKERS", 0)), help="parallel jobs (default: CPUs)"
     )
     parser.add_argument("--queue-depth", type=int, default=int(_env("QUEUE_DEPTH", DEFAULTS.queue_depth)))
+    parser.add_argument(
+        "--require-sandbox",
+        default=_env("REQUIRE_SANDBOX", ""),
+        help="comma-separated sandbox layers that must be active (e.g. seccomp,landlock,namespaces); "
+        "the server refuses to start and jobs refuse to run without them",
+    )
+    parser.add_argument(
+        "--net-namespace",
+        action="store_true",
+        default=_env("NET_NAMESPACE", "") == "1",
+        help="also give each job its own network namespace (about 1 ms per job)",
+    )
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", "info"))
 
 
@@ -66,6 +79,12 @@ def _settings(ns: argparse.Namespace) -> Settings:
     for flag, value in positive.items():
         if value <= 0:
             raise SystemExit(f"pdf-airlock: {flag} must be positive")
+    required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
+    unknown = sorted(set(required) - set(LAYERS))
+    if unknown:
+        raise SystemExit(
+            f"pdf-airlock: unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}"
+        )
     overrides: dict[str, Any] = {}
     if ns.workers > 0:
         overrides["workers"] = ns.workers
@@ -77,6 +96,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         memory_bytes=ns.memory_mb * MIB,
         max_result_bytes=ns.max_result_mb * MIB,
         queue_depth=ns.queue_depth,
+        require_layers=required,
+        net_namespace=ns.net_namespace,
         **overrides,
     )
 
@@ -93,7 +114,27 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("tool")
     call.add_argument("--json", dest="arguments", default="{}", help="tool arguments as a JSON object")
     _add_settings_flags(call)
+    selftest = commands.add_parser("self-test", help="report which sandbox layers are active here")
+    selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_settings_flags(selftest)
     return parser
+
+
+async def _self_test(settings: Settings, as_json: bool) -> int:
+    from server.pool import Pool
+    from server.selftest import missing_layers, probe_layers, render_table
+
+    async with Pool(1, 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s) as pool:
+        layers = await probe_layers(pool, settings)
+    missing = missing_layers(layers, settings.require_layers)
+    if as_json:
+        payload = {"layers": layers, "required": list(settings.require_layers), "missing": missing}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_table(layers) + "\n")
+        if missing:
+            sys.stdout.write(f"missing required layer(s): {', '.join(missing)}\n")
+    return 1 if missing else 0
 
 
 async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> int:
@@ -126,6 +167,8 @@ def main(argv: list[str] | None = None) -> None:
         if not isinstance(arguments, dict):
             raise SystemExit("pdf-airlock: --json must be a JSON object")
         raise SystemExit(anyio.run(_call, settings, ns.tool, arguments))
+    if ns.command == "self-test":
+        raise SystemExit(anyio.run(_self_test, settings, ns.json))
     from server.session import serve
 
     anyio.run(serve, settings)

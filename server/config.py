@@ -49,6 +49,12 @@ class Settings:
     workers: int = field(default_factory=_default_workers)
     queue_depth: int = DEFAULTS.queue_depth
     kill_grace_s: float = DEFAULTS.kill_grace_s
+    require_layers: tuple[str, ...] = ()
+    net_namespace: bool = False
+
+    def sandbox_spec(self) -> dict[str, object]:
+        """What every job asks of its child's sandbox."""
+        return {"require": list(self.require_layers), "net_namespace": self.net_namespace}
 
     @property
     def max_message_bytes(self) -> int:

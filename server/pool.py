@@ -41,7 +41,7 @@ _BACKOFF_FIRST_S: Final = 0.1
 _BACKOFF_MAX_S: Final = 5.0
 _HEALTHY_UPTIME_S: Final = 10.0
 _MAX_STDERR_LINE: Final = 2000
-ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", "PYTHONPATH")
+ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", "PYTHONPATH", "PDF_AIRLOCK_TEST_HOOKS")
 
 
 _SEND_ATTEMPTS: Final = 2
@@ -70,6 +70,7 @@ class _Pending:
     exit_message: dict[str, Any] | None = None
     pid: int | None = None
     failure: str | None = None
+    refused: bool = False
 
 
 @dataclass(slots=True)
@@ -90,7 +91,17 @@ class _Zygote:
 class Pool:
     """Owns the zygote's lifecycle and runs jobs on it. Use inside ``async with``."""
 
-    def __init__(self, workers: int, queue_depth: int, start_timeout_s: float, kill_grace_s: float) -> None:
+    def __init__(
+        self,
+        workers: int,
+        queue_depth: int,
+        start_timeout_s: float,
+        kill_grace_s: float,
+        *,
+        command_prefix: tuple[str, ...] = (),
+    ) -> None:
+        """``command_prefix`` wraps the zygote's command (the syscall tracer uses strace)."""
+        self.command_prefix = command_prefix
         self.workers = workers
         self.queue_depth = queue_depth
         self.start_timeout_s = start_timeout_s
@@ -103,6 +114,8 @@ class Pool:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closing = False
         self.restarts = 0
+        self.start_failures = 0
+        self.layers: dict[str, Any] = {}
 
     async def __aenter__(self) -> Pool:
         self._task_group = anyio.create_task_group()
@@ -125,6 +138,7 @@ class Pool:
             try:
                 await self._serve(zygote)
             finally:
+                self.start_failures = 0 if zygote.ready.is_set() else self.start_failures + 1
                 self._retire(zygote)
                 with anyio.CancelScope(shield=True):
                     await zygote.process.aclose()
@@ -139,7 +153,7 @@ class Pool:
         env = {key: os.environ[key] for key in ZYGOTE_ENV_KEYS if key in os.environ}
         try:
             process = await anyio.open_process(
-                [sys.executable, "-m", "worker.zygote", str(theirs.fileno())],
+                [*self.command_prefix, sys.executable, "-m", "worker.zygote", str(theirs.fileno())],
                 stdin=None,
                 stdout=None,
                 stderr=-1,
@@ -192,7 +206,10 @@ class Pool:
     def _on_message(self, zygote: _Zygote, message: dict[str, Any]) -> None:
         op = message.get("op")
         if op == "ready":
-            log.info("zygote_ready", pid=message.get("pid"), warm_ms=message.get("warm_ms"))
+            self.layers = dict(message.get("layers") or {})
+            log.info(
+                "zygote_ready", pid=message.get("pid"), warm_ms=message.get("warm_ms"), layers=self.layers
+            )
             zygote.ready.set()
             return
         pending = zygote.pending.get(int(message.get("id", -1)))
@@ -200,12 +217,16 @@ class Pool:
             return
         if op == "started":
             pending.pid = int(message["pid"])
+        elif op == "refused":
+            pending.refused = True
+            pending.exited.set()
         elif op == "exit":
             pending.exit_message = message
             pending.exited.set()
 
     def _retire(self, zygote: _Zygote) -> None:
         zygote.alive = False
+        zygote.ready.set()  # wake waiters; they see it is dead
         self._kill_zygote(zygote)
         for pending in zygote.pending.values():
             pending.failure = "the worker zygote exited during the job"
@@ -227,13 +248,22 @@ class Pool:
                     await zygote.ready.wait()
                     if zygote.alive:
                         return zygote
+                if self.start_failures:
+                    break  # crash-looping at start-up: fail fast, do not queue behind the backoff
                 await self._zygote_changed.wait()
         raise ToolError("worker_unavailable", "the worker process is not available; retry shortly")
 
     # -- jobs ---------------------------------------------------------------------------
 
     async def run(
-        self, kind: str, args: dict[str, Any], input_fd: int, limits: dict[str, int], deadline_s: float
+        self,
+        kind: str,
+        args: dict[str, Any],
+        input_fd: int,
+        *,
+        limits: dict[str, int],
+        deadline_s: float,
+        sandbox: dict[str, Any] | None = None,
     ) -> JobOutcome:
         """Run one job to completion; raises ToolError for overload or a lost worker."""
         if self._admitted >= self.workers + self.queue_depth:
@@ -248,14 +278,16 @@ class Pool:
                 for _attempt in range(_SEND_ATTEMPTS - 1):
                     zygote = await self._ready_zygote()
                     try:
-                        return await self._run_on(zygote, kind, args, input_fd, limits, deadline_s)
+                        return await self._run_on(
+                            zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}
+                        )
                     except _NotDelivered:
                         # The zygote died before it saw the job; nothing ran, so a retry is safe.
                         zygote.alive = False
                         await anyio.sleep(0)
                 zygote = await self._ready_zygote()
                 try:
-                    return await self._run_on(zygote, kind, args, input_fd, limits, deadline_s)
+                    return await self._run_on(zygote, kind, args, input_fd, limits, deadline_s, sandbox or {})
                 except _NotDelivered as exc:
                     raise ToolError(
                         "worker_unavailable", "the worker process is not reachable; retry"
@@ -271,6 +303,7 @@ class Pool:
         input_fd: int,
         limits: dict[str, int],
         deadline_s: float,
+        sandbox: dict[str, Any],
     ) -> JobOutcome:
         job_id = next(self._ids)
         pending = _Pending()
@@ -279,7 +312,14 @@ class Pool:
         zygote.pending[job_id] = pending
         try:
             try:
-                job = {"op": "job", "id": job_id, "kind": kind, "args": args, "limits": limits}
+                job = {
+                    "op": "job",
+                    "id": job_id,
+                    "kind": kind,
+                    "args": args,
+                    "limits": limits,
+                    "sandbox": sandbox,
+                }
                 zygote.send(job | {"deadline_s": deadline_s}, [input_fd, write_fd])
             except OSError as exc:
                 raise _NotDelivered from exc
@@ -302,6 +342,8 @@ class Pool:
         finally:
             os.close(read_fd)
             zygote.pending.pop(job_id, None)
+        if pending.refused:
+            raise ToolError("internal", f"the worker does not run jobs of kind {kind!r}")
         if pending.failure is not None and pending.pid is None:
             raise _NotDelivered
         if pending.failure is not None or pending.exit_message is None:

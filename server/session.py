@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import mcp_types as types
 import structlog
 from mcp.server.context import ServerRequestContext
@@ -18,7 +19,9 @@ from mcp.shared.exceptions import MCPError
 from server import __version__
 from server.app import App
 from server.config import DEFAULTS, Settings
+from server.errors import ToolError
 from server.pool import Pool
+from server.selftest import missing_layers, probe_layers, summary
 from server.tools import TOOLS
 from server.transport import StdioTransport
 
@@ -72,7 +75,32 @@ async def serve(settings: Settings) -> None:
         settings.workers, settings.queue_depth, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
     )
     async with pool:
+        if settings.require_layers:
+            # Refuse to serve at all if a required layer is missing (costs one probe job at start).
+            await _report_layers(pool, settings)
         server = build_server(App(settings, pool))
-        async with transport.streams() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as tg:
+            if not settings.require_layers:
+                tg.start_soon(_report_layers, pool, settings)
+            async with transport.streams() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()
     log.info("server_stopped")
+
+
+class SandboxMissing(SystemExit):
+    """A required sandbox layer is not active: the server must not serve."""
+
+
+async def _report_layers(pool: Pool, settings: Settings) -> None:
+    try:
+        layers = await probe_layers(pool, settings)
+    except ToolError as error:
+        log.error("sandbox_probe_failed", code=error.code)
+        if settings.require_layers:
+            raise SandboxMissing(f"pdf-airlock: sandbox probe failed ({error.code})") from error
+        return
+    missing = missing_layers(layers, settings.require_layers)
+    log.info("sandbox_layers", layers=summary(layers), missing=missing)
+    if missing:
+        raise SandboxMissing(f"pdf-airlock: required sandbox layer(s) not active: {', '.join(missing)}")

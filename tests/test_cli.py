@@ -40,6 +40,8 @@ def test_call_error_exit_status_and_no_password_in_logs(docs: Path) -> None:
 
 
 def test_bundled_examples_read(tmp_path: Path) -> None:
-    done = call(PROJECT / "examples", "pdf_read", {"path": "encrypted.pdf", "password": "airlock", "pages": "1"})
+    done = call(
+        PROJECT / "examples", "pdf_read", {"path": "encrypted.pdf", "password": "airlock", "pages": "1"}
+    )
     assert done.returncode == 0
     assert "Welcome to pdf-airlock" in json.loads(done.stdout)["structuredContent"]["pages"][0]["text"]

@@ -30,7 +30,7 @@ SLOW_ARGS: dict[str, Any] = {"max_chars": 1000, "engine": "layout"}
 async def run(pool: Pool, path: Path, args: dict[str, Any], deadline: float = 20.0) -> dict[str, Any]:
     fd = os.open(path, os.O_RDONLY)
     try:
-        outcome = await pool.run("pdf_read", args, fd, LIMITS, deadline)
+        outcome = await pool.run("pdf_read", args, fd, limits=LIMITS, deadline_s=deadline)
     finally:
         os.close(fd)
     return classify(outcome, LIMITS["memory_bytes"], deadline)
@@ -137,7 +137,7 @@ async def test_output_over_cap_is_output_limit(docs: Path) -> None:
     async with Pool(1, 4, 60, 1) as pool:
         fd = os.open(docs / "long.pdf", os.O_RDONLY)
         try:
-            outcome = await pool.run("pdf_read", {"max_chars": 100_000}, fd, small, 20)
+            outcome = await pool.run("pdf_read", {"max_chars": 100_000}, fd, limits=small, deadline_s=20)
         finally:
             os.close(fd)
     with pytest.raises(ToolError) as caught:

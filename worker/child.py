@@ -15,14 +15,23 @@ from typing import Any, Final, NoReturn
 
 from worker.errors import WorkerError
 from worker.parsers import get_parser
-from worker.sandbox import CHILD_INPUT_FD, CHILD_RESULT_FD, Limits, enter_sandbox
+from worker.sandbox import (
+    CHILD_INPUT_FD,
+    CHILD_RESULT_FD,
+    Limits,
+    SandboxPolicy,
+    SandboxReport,
+    enter_sandbox,
+)
 
-__all__ = ["run_job"]
+__all__ = ["EXIT_SANDBOX_FAILED", "run_job"]
 
 _READ_CHUNK: Final = 1 << 20
 EXIT_OK: Final = 0
 EXIT_SANDBOX_FAILED: Final = 71
 EXIT_WRITE_FAILED: Final = 72
+# Fraction of the job's memory budget that qpdf may spend decoding one stream.
+_DECODE_SHARE: Final = 2
 
 
 def _error(code: str, message: str, details: dict[str, object] | None = None) -> dict[str, Any]:
@@ -43,10 +52,16 @@ def _read_input(fd: int, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-def _execute(job: dict[str, Any], limits: Limits) -> dict[str, Any]:
+def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict[str, Any]:
+    kind = str(job["kind"])
     try:
+        if kind == "probe":
+            return {"ok": True, "result": {"layers": report.layers}}
+        from worker.parsers.common import apply_decode_limits
+
+        apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
         data = _read_input(CHILD_INPUT_FD, limits.max_input_bytes)
-        parser = get_parser(str(job["kind"]))
+        parser = get_parser(kind)
         return {"ok": True, "result": parser(data, dict(job["args"]))}
     except WorkerError as exc:
         return _error(exc.code, exc.message, exc.details)
@@ -54,7 +69,7 @@ def _execute(job: dict[str, Any], limits: Limits) -> dict[str, Any]:
         return _error("memory_limit", "the document needed more memory than the job's budget")
     except RecursionError:
         return _error("malformed", "the document nests objects too deeply")
-    except Exception as exc:
+    except Exception as exc:  # any parser bug becomes a typed error, not a crash
         return _error("internal", f"the parser failed ({type(exc).__name__})")
 
 
@@ -81,16 +96,19 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def run_job(job: dict[str, Any], parent_pid: int, input_fd: int, result_fd: int) -> NoReturn:
+def run_job(
+    job: dict[str, Any], parent_pid: int, input_fd: int, result_fd: int, probed: dict[str, Any]
+) -> NoReturn:
     """Sandbox this process, run the job, write the envelope, exit. Never returns."""
     try:
         limits = Limits(**job["limits"])
-        enter_sandbox(parent_pid, input_fd, result_fd, limits)
-    except BaseException:
+        policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
+        report = enter_sandbox(parent_pid, input_fd, result_fd, limits, policy)
+    except BaseException:  # a sandbox that cannot be built must not run the parser
         os._exit(EXIT_SANDBOX_FAILED)
     try:
-        envelope = _execute(job, limits)
+        envelope = _execute(job, limits, report)
         _write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))
-    except BaseException:
+    except BaseException:  # nothing may escape the child's exit path
         os._exit(EXIT_WRITE_FAILED)
     os._exit(EXIT_OK)

@@ -1,9 +1,11 @@
 """Confinement of the job child, applied in order right after the zygote forks it.
 
-Assumes nothing about the document (it has not been read yet when this runs). Each layer is
-a small function; ``enter_sandbox`` applies them outermost first and returns which layers took
-effect, so the result can be reported. Layers that the kernel refuses are recorded, never
-silently skipped: the supervisor decides whether a missing layer is acceptable.
+Assumes nothing about the document (it has not been read yet when this runs). Layers, outermost
+first: own process group + parent-death signal; only fds 3 (input) and 4 (result) open;
+environment allowlist; namespaces with an empty root (when the zygote's probe said they work);
+rlimits; no_new_privs + not dumpable; Landlock; seccomp. Each layer is recorded as active,
+unavailable (the kernel or container lacks it) or failed; a failure of a layer the supervisor
+marked as required aborts the job before the document is read.
 """
 
 from __future__ import annotations
@@ -13,13 +15,20 @@ import fcntl
 import os
 import resource
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
+
+from worker import landlock, namespaces
+from worker.seccomp import CompiledFilter
 
 __all__ = [
     "CHILD_INPUT_FD",
     "CHILD_RESULT_FD",
+    "LAYERS",
     "Limits",
+    "SandboxError",
+    "SandboxPolicy",
     "SandboxReport",
     "enter_sandbox",
     "set_parent_death_signal",
@@ -27,6 +36,17 @@ __all__ = [
 
 CHILD_INPUT_FD: Final = 3
 CHILD_RESULT_FD: Final = 4
+LAYERS: Final = (
+    "process_group",
+    "closed_fds",
+    "env_allowlist",
+    "namespaces",
+    "rlimits",
+    "no_new_privs",
+    "landlock",
+    "seccomp",
+)
+SKIPPABLE: Final = frozenset({"namespaces", "landlock", "seccomp"})
 _FIRST_FREE_FD: Final = 5
 _HIGH_FD: Final = 64
 _NOFILE_LIMIT: Final = 16
@@ -41,6 +61,10 @@ _PR_SET_NO_NEW_PRIVS: Final = 38
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+class SandboxError(Exception):
+    """A required layer could not be applied; the job must not run."""
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Per-job resource budget, chosen by the supervisor."""
@@ -51,12 +75,33 @@ class Limits:
     max_result_bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """What the supervisor asks for, plus what the zygote learnt at start-up."""
+
+    require: frozenset[str] = frozenset()
+    skip: frozenset[str] = frozenset()
+    net_namespace: bool = False
+    namespaces_unavailable: str | None = None
+    landlock_abi: int = 0
+    seccomp: CompiledFilter | None = None
+    seccomp_unavailable: str | None = None
+
+    @classmethod
+    def from_job(cls, untrusted_spec: dict[str, Any], **probed: Any) -> SandboxPolicy:
+        return cls(
+            require=frozenset(str(x) for x in untrusted_spec.get("require", ())),
+            skip=frozenset(str(x) for x in untrusted_spec.get("skip", ())) & SKIPPABLE,
+            net_namespace=bool(untrusted_spec.get("net_namespace", False)),
+            **probed,
+        )
+
+
 @dataclass(slots=True)
 class SandboxReport:
-    """Which layers took effect in this child, and why others did not."""
+    """Layer name -> "active", "active: detail", "unavailable: reason" or "failed: reason"."""
 
-    active: list[str] = field(default_factory=list)
-    unavailable: dict[str, str] = field(default_factory=dict)
+    layers: dict[str, str] = field(default_factory=dict)
 
 
 def _prctl(option: int, arg: int) -> None:
@@ -70,13 +115,13 @@ def set_parent_death_signal() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _detach(parent_pid: int, report: SandboxReport) -> None:
+def _detach(parent_pid: int) -> str:
     """Own session and process group, so the zygote can kill the whole group; die with the zygote."""
     set_parent_death_signal()
     if os.getppid() != parent_pid:  # the zygote died between fork and prctl
         os._exit(1)
     os.setsid()
-    report.active.append("process_group")
+    return "active"
 
 
 def _move_fd(fd: int, target: int) -> None:
@@ -85,7 +130,7 @@ def _move_fd(fd: int, target: int) -> None:
         os.close(fd)
 
 
-def _close_fds(input_fd: int, result_fd: int, report: SandboxReport) -> None:
+def _close_fds(input_fd: int, result_fd: int) -> str:
     """Keep only the input fd (3) and the result pipe (4); 0-2 point at /dev/null."""
     # Lift both above the target range first so moving one cannot clobber the other.
     high_input = fcntl.fcntl(input_fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD)
@@ -99,14 +144,14 @@ def _close_fds(input_fd: int, result_fd: int, report: SandboxReport) -> None:
     _move_fd(high_input, CHILD_INPUT_FD)
     _move_fd(high_result, CHILD_RESULT_FD)
     os.closerange(_FIRST_FREE_FD, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    report.active.append("closed_fds")
+    return "active"
 
 
-def _scrub_environment(report: SandboxReport) -> None:
+def _scrub_environment() -> str:
     kept = {key: os.environ[key] for key in _ENV_ALLOWLIST if key in os.environ}
     os.environ.clear()
     os.environ.update(_DEFAULT_ENV | kept)
-    report.active.append("env_allowlist")
+    return "active"
 
 
 def _address_space_now() -> int:
@@ -115,8 +160,8 @@ def _address_space_now() -> int:
     return pages * resource.getpagesize()
 
 
-def _apply_rlimits(limits: Limits, report: SandboxReport) -> None:
-    memory = _address_space_now() + limits.memory_bytes
+def _apply_rlimits(limits: Limits, address_space: int) -> str:
+    memory = address_space + limits.memory_bytes
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = limits.cpu_seconds
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + _CPU_HARD_EXTRA_SECONDS))
@@ -124,22 +169,59 @@ def _apply_rlimits(limits: Limits, report: SandboxReport) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE_LIMIT, _NOFILE_LIMIT))
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    report.active.append("rlimits")
+    return "active"
 
 
-def _no_new_privs(report: SandboxReport) -> None:
+def _no_new_privs() -> str:
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     _prctl(_PR_SET_DUMPABLE, 0)
-    report.active.append("no_new_privs")
+    return "active"
 
 
-def enter_sandbox(parent_pid: int, input_fd: int, result_fd: int, limits: Limits) -> SandboxReport:
-    """Apply every layer, outermost first. Raises OSError if a mandatory layer fails."""
+def _namespaces(policy: SandboxPolicy) -> str:
+    if policy.namespaces_unavailable is not None:
+        return f"unavailable: {policy.namespaces_unavailable}"
+    return "active: " + "+".join(namespaces.enter_namespaces(policy.net_namespace))
+
+
+def _landlock(policy: SandboxPolicy) -> str:
+    if policy.landlock_abi <= 0:
+        return "unavailable: the kernel has no Landlock"
+    covered = landlock.restrict_self(policy.landlock_abi)
+    return f"active: ABI {policy.landlock_abi}, denies " + ", ".join(covered)
+
+
+def _seccomp(policy: SandboxPolicy) -> str:
+    if policy.seccomp is None:
+        return f"unavailable: {policy.seccomp_unavailable or 'not compiled'}"
+    policy.seccomp.load()
+    return "active: allowlist, kill by default"
+
+
+def enter_sandbox(
+    parent_pid: int, input_fd: int, result_fd: int, limits: Limits, policy: SandboxPolicy
+) -> SandboxReport:
+    """Apply every layer, outermost first. Raises SandboxError if a required layer is missing."""
     report = SandboxReport()
-    _detach(parent_pid, report)
-    _close_fds(input_fd, result_fd, report)
-    _scrub_environment(report)
-    _apply_rlimits(limits, report)
-    _no_new_privs(report)
-    # Namespaces, Landlock and seccomp are applied here, after no_new_privs (sandbox issue).
+    address_space = _address_space_now()  # read before the root directory disappears
+    steps: tuple[tuple[str, Callable[[], str]], ...] = (
+        ("process_group", lambda: _detach(parent_pid)),
+        ("closed_fds", lambda: _close_fds(input_fd, result_fd)),
+        ("env_allowlist", _scrub_environment),
+        ("namespaces", lambda: _namespaces(policy)),
+        ("rlimits", lambda: _apply_rlimits(limits, address_space)),
+        ("no_new_privs", _no_new_privs),
+        ("landlock", lambda: _landlock(policy)),
+        ("seccomp", lambda: _seccomp(policy)),
+    )
+    for name, apply in steps:
+        if name in policy.skip and name not in policy.require:
+            report.layers[name] = "skipped"
+            continue
+        try:
+            report.layers[name] = apply()
+        except OSError as exc:
+            report.layers[name] = f"failed: {exc}"
+        if name in policy.require and not report.layers[name].startswith("active"):
+            raise SandboxError(f"required layer {name} is {report.layers[name]}")
     return report

@@ -8,14 +8,15 @@ is forked. The child inherits them and never has to open a file.
 from __future__ import annotations
 
 import io
-from typing import Final
+from typing import Final, Literal
 
 __all__ = ["warm_up"]
 
 _WARMUP_TEXT: Final = "pdf-airlock warm-up"
+_WARMUP_PASSWORD: Final = "warm-up"  # noqa: S105 - protects only the generated warm-up file
 
 
-def _tiny_pdf() -> bytes:
+def _tiny_pdf(encryption: object = None) -> bytes:
     import pikepdf
 
     pdf = pikepdf.new()
@@ -33,7 +34,7 @@ def _tiny_pdf() -> bytes:
     )
     pdf.pages.append(pikepdf.Page(page))
     out = io.BytesIO()
-    pdf.save(out)
+    pdf.save(out, encryption=encryption or False)  # type: ignore[arg-type]
     return out.getvalue()
 
 
@@ -49,3 +50,30 @@ def warm_up() -> None:
         raise RuntimeError("PDF engines failed their warm-up")
     if _WARMUP_TEXT not in layout["pages"][0]["text"]:
         raise RuntimeError("pdfminer failed its warm-up")
+    _warm_crypto()
+
+
+def _warm_crypto() -> None:
+    """qpdf's crypto provider initialises itself (and may read its config) on first use, which
+    a sandboxed child cannot do: decrypt once per supported handler here, with every engine."""
+    import pikepdf
+
+    from worker.parsers import get_parser
+
+    handlers: tuple[tuple[Literal[2, 3, 4, 5, 6], bool], ...] = (
+        (6, True),
+        (4, True),
+        (4, False),
+        (3, False),
+        (2, False),
+    )
+    for revision, aes in handlers:
+        data = _tiny_pdf(
+            pikepdf.Encryption(
+                user=_WARMUP_PASSWORD, owner=_WARMUP_PASSWORD, R=revision, aes=aes, metadata=aes
+            )
+        )
+        args = {"password": _WARMUP_PASSWORD, "max_chars": 1000}
+        get_parser("pdf_info")(data, args)
+        get_parser("pdf_read")(data, args)
+        get_parser("pdf_read")(data, args | {"engine": "layout"})

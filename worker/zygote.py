@@ -6,8 +6,8 @@ datagram, fds by SCM_RIGHTS):
 
   supervisor -> zygote  {"op": "job", "id", "kind", "args", "limits", "deadline_s"} + [input, result]
                         {"op": "kill", "id"}
-  zygote -> supervisor  {"op": "ready", "pid", "warm_ms"}
-                        {"op": "started", "id", "pid"}
+  zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers"}
+                        {"op": "started", "id", "pid"}  or  {"op": "refused", "id"} (unknown kind)
                         {"op": "exit", "id", "status", "deadline_hit", "killed", "rusage", "wall_ms"}
 
 The zygote enforces each job's wall deadline (SIGKILL to the child's process group; the
@@ -46,11 +46,31 @@ class _Child:
     killed: bool = False
 
 
+TEST_HOOKS_ENV: Final = "PDF_AIRLOCK_TEST_HOOKS"
+_KINDS: Final = frozenset({"pdf_info", "pdf_read", "probe"})
+
+
+def probe_layers() -> dict[str, Any]:
+    """What this kernel and container allow; computed once, inherited by every child."""
+    from worker import landlock, namespaces, seccomp
+
+    reason = seccomp.unavailable_reason()
+    compiled = seccomp.compile_filter() if reason is None else None
+    return {
+        "namespaces_unavailable": namespaces.probe(net=False),
+        "landlock_abi": landlock.abi_version(),
+        "seccomp": compiled,
+        "seccomp_unavailable": reason,
+    }
+
+
 class Zygote:
     """Single-threaded select loop: control messages, SIGCHLD, deadlines."""
 
-    def __init__(self, control: socket.socket) -> None:
+    def __init__(self, control: socket.socket, probed: dict[str, Any], kinds: frozenset[str]) -> None:
         self.control = control
+        self.probed = probed
+        self.kinds = kinds
         self.children: dict[int, _Child] = {}
         self.by_job: dict[int, int] = {}
         self.selector = selectors.DefaultSelector()
@@ -97,12 +117,14 @@ class Zygote:
         if not data:
             self.shutdown()
         message = json.loads(data)
-        if message.get("op") == "job" and len(fds) == _MAX_FDS:
+        if message.get("op") == "job" and len(fds) == _MAX_FDS and message.get("kind") in self.kinds:
             self.start_job(message, fds[0], fds[1])
         else:
             for fd in fds:
                 os.close(fd)
-            if message.get("op") == "kill":
+            if message.get("op") == "job":
+                self.send({"op": "refused", "id": int(message.get("id", -1))})
+            elif message.get("op") == "kill":
                 self.kill_job(int(message["id"]))
 
     def start_job(self, job: dict[str, Any], input_fd: int, result_fd: int) -> None:
@@ -115,7 +137,7 @@ class Zygote:
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 from worker.child import run_job
 
-                run_job(job, parent_pid, input_fd, result_fd)
+                run_job(job, parent_pid, input_fd, result_fd, self.probed)
             finally:
                 os._exit(70)
         os.close(input_fd)
@@ -194,8 +216,20 @@ def main() -> None:
     from worker.warmup import warm_up
 
     warm_up()
-    zygote = Zygote(control)
-    zygote.send({"op": "ready", "pid": os.getpid(), "warm_ms": round((time.monotonic() - started) * 1000, 1)})
+    kinds = _KINDS
+    if os.environ.get(TEST_HOOKS_ENV) == "1":
+        import worker.escape  # noqa: F401 - imported now: a sandboxed child cannot import
+
+        kinds = kinds | {"escape"}
+    probed = probe_layers()
+    zygote = Zygote(control, probed, kinds)
+    layers = {
+        "namespaces": probed["namespaces_unavailable"] or "available",
+        "landlock": f"ABI {probed['landlock_abi']}" if probed["landlock_abi"] else "unavailable",
+        "seccomp": probed["seccomp_unavailable"] or "available",
+    }
+    warm_ms = round((time.monotonic() - started) * 1000, 1)
+    zygote.send({"op": "ready", "pid": os.getpid(), "warm_ms": warm_ms, "layers": layers})
     zygote.serve()
 
 

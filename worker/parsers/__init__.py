@@ -25,4 +25,8 @@ def get_parser(kind: str) -> Parser:
         from worker.parsers.read import run as run_read
 
         return run_read
+    if kind == "escape":
+        from worker.escape import run as run_escape
+
+        return run_escape
     raise KeyError(kind)

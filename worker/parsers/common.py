@@ -11,12 +11,14 @@ import io
 from typing import Any, Final
 
 import pikepdf
+import pikepdf.settings
 import pypdfium2 as pdfium
 
 from worker.errors import WorkerError
 
 __all__ = [
     "MAX_STRING_CHARS",
+    "apply_decode_limits",
     "check_header",
     "clean_string",
     "open_pdfium",
@@ -31,6 +33,22 @@ _FPDF_ERR_FILE: Final = 2
 _FPDF_ERR_FORMAT: Final = 3
 _FPDF_ERR_PASSWORD: Final = 4
 _FPDF_ERR_SECURITY: Final = 5
+
+
+def apply_decode_limits(max_decode_bytes: int) -> None:
+    """qpdf's global decoder caps for this (single-document) process: a stream that would
+    decode past them fails with a qpdf error instead of exhausting memory."""
+    pikepdf.settings.set_qpdf_limits(
+        flate_max_memory=max_decode_bytes,
+        png_max_memory=max_decode_bytes,
+        run_length_max_memory=max_decode_bytes,
+        tiff_max_memory=max_decode_bytes,
+        dct_max_memory=max_decode_bytes,
+    )
+
+
+def _limit_hit(before: int) -> bool:
+    return int(pikepdf.settings.qpdf_limit_errors()) > before
 
 
 def check_header(data: bytes) -> None:
@@ -55,6 +73,7 @@ def _password_error(password: str | None) -> WorkerError:
 
 def open_pikepdf(data: bytes, password: str | None) -> pikepdf.Pdf:
     check_header(data)
+    limit_errors = int(pikepdf.settings.qpdf_limit_errors())
     try:
         return pikepdf.open(io.BytesIO(data), password=password or "")
     except pikepdf.PasswordError as exc:
@@ -62,6 +81,8 @@ def open_pikepdf(data: bytes, password: str | None) -> pikepdf.Pdf:
     except MemoryError:
         raise
     except (pikepdf.PdfError, ValueError, RuntimeError) as exc:
+        if _limit_hit(limit_errors):
+            raise WorkerError("decompression_limit", "a stream exceeds qpdf's decoding limits") from exc
         raise WorkerError("malformed", "the PDF structure could not be parsed (qpdf)") from exc
 
 

@@ -1,0 +1,121 @@
+"""Derive the job child's seccomp allowlist: trace every parse of a corpus with strace.
+
+    python scripts/trace_syscalls.py [--keep TRACE]
+
+Runs the zygote under ``strace -f`` with seccomp skipped (so nothing is killed), sends every
+document of the corpus (the bundled examples plus the test generators' good and hostile files)
+through every job kind and engine, and collects the syscalls each job child made after its
+sandbox was up (after ``landlock_restrict_self``). Prints them next to worker/seccomp.py's
+policy and exits 1 if the children used a syscall the filter would kill.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import pdfs  # noqa: E402
+
+from server.errors import ToolError  # noqa: E402
+from server.jobs import classify  # noqa: E402
+from server.pool import Pool  # noqa: E402
+from worker.seccomp import ALLOWED, EACCES_CALLS  # noqa: E402
+
+CONDITIONAL = {"prlimit64": "read-only", "tgkill": "self only", "tkill": "self only", "ioctl": "ENOTTY"}
+LIMITS = {
+    "memory_bytes": 512 << 20,
+    "cpu_seconds": 10,
+    "max_input_bytes": 1 << 30,
+    "max_result_bytes": 16 << 20,
+}
+JOBS = [
+    ("pdf_info", {}),
+    ("pdf_read", {"max_chars": 100_000}),
+    ("pdf_read", {"max_chars": 100_000, "engine": "layout"}),
+    ("pdf_info", {"password": "airlock"}),
+    ("pdf_read", {"max_chars": 100_000, "password": "airlock"}),
+]
+_LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?(\w+)[( ]")
+
+
+def corpus(folder: Path) -> list[Path]:
+    docs = {
+        "text.pdf": pdfs.text_pdf(["Hello\nworld", "Second page"]),
+        "columns.pdf": pdfs.two_column_pdf(["a", "b"], ["c", "d"]),
+        "encrypted.pdf": pdfs.encrypted_pdf("airlock"),
+        "bomb.pdf": pdfs.flate_bomb_pdf(1024),
+        "glyphs.pdf": pdfs.scattered_glyphs_pdf(2000),
+        "junk.pdf": b"not a pdf at all",
+    }
+    paths = [pdfs.write(folder / name, data) for name, data in docs.items()]
+    return paths + sorted((ROOT / "examples").glob("*.pdf"))
+
+
+async def run_corpus(trace: Path, documents: list[Path]) -> None:
+    prefix = ("strace", "-f", "-qq", "-o", str(trace))
+    async with Pool(1, 64, 120, 2, command_prefix=prefix) as pool:
+        for path in documents:
+            for kind, args in JOBS:
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    outcome = await pool.run(
+                        kind, args, fd, limits=LIMITS, deadline_s=30, sandbox={"skip": ["seccomp"]}
+                    )
+                finally:
+                    os.close(fd)
+                try:
+                    classify(outcome, LIMITS["memory_bytes"], 30)
+                    verdict = "ok"
+                except ToolError as error:
+                    verdict = error.code
+                sys.stderr.write(f"{path.name:18} {kind:9} {args.get('engine', 'fast'):6} {verdict}\n")
+
+
+def parse(trace: Path) -> collections.Counter[str]:
+    sandboxed: set[str] = set()
+    used: collections.Counter[str] = collections.Counter()
+    for line in trace.read_text(errors="replace").splitlines():
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        pid, name = match.groups()
+        if pid in sandboxed and "resumed>" not in line:
+            used[name] += 1
+        if name == "landlock_restrict_self":
+            sandboxed.add(pid)
+    return used
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="keep the raw strace output here")
+    ns = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = ns.keep or Path(tmp) / "trace.txt"
+        anyio.run(run_corpus, trace, corpus(Path(tmp)))
+        used = parse(trace)
+    policy = {name: "allow" for name in ALLOWED} | {name: "EACCES" for name in EACCES_CALLS} | CONDITIONAL
+    killed = sorted(set(used) - set(policy))
+    sys.stdout.write("| syscall | calls in the corpus | policy |\n|---|---|---|\n")
+    for name, count in sorted(used.items(), key=lambda item: -item[1]):
+        sys.stdout.write(f"| `{name}` | {count} | {policy.get(name, '**kill**')} |\n")
+    unused = sorted(set(ALLOWED) - set(used))
+    sys.stdout.write(f"\nallowed but not seen in this corpus: {', '.join(unused) or 'none'}\n")
+    if killed:
+        sys.stdout.write(f"USED BUT NOT ALLOWED (the filter would kill): {', '.join(killed)}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
