@@ -20,6 +20,7 @@ LAYERS: Final = (
     "process_group",
     "closed_fds",
     "env_allowlist",
+    "unprivileged_uid",
     "namespaces",
     "rlimits",
     "no_new_privs",

@@ -34,8 +34,10 @@ COLUMNS: dict[str, list[str]] = {
     "full sandbox": [],
     "without seccomp": ["seccomp"],
     "without seccomp, Landlock": ["seccomp", "landlock"],
-    "without seccomp, Landlock, namespaces": ["seccomp", "landlock", "namespaces"],
 }
+# Columns with layers removed still require the namespaces layer: without it the attempts
+# (mount over /, kill, ptrace...) would run as the real user on the host. Never drop it here.
+SAFETY_NET = {"require": ["namespaces"]}
 
 
 async def run_attempt(pool: Pool, attempt: str, skip: list[str]) -> str:
@@ -43,14 +45,18 @@ async def run_attempt(pool: Pool, attempt: str, skip: list[str]) -> str:
     fd = os.memfd_create("escape", os.MFD_CLOEXEC)
     try:
         outcome = await pool.run(
-            "escape", {"attempt": attempt}, fd, limits=LIMITS, deadline_s=DEADLINE_S, sandbox={"skip": skip}
+            "escape",
+            {"attempt": attempt},
+            fd,
+            limits=LIMITS,
+            deadline_s=DEADLINE_S,
+            sandbox={"skip": skip, **(SAFETY_NET if skip else {})},
         )
-    finally:
-        os.close(fd)
-    try:
         result: dict[str, Any] = classify(outcome, LIMITS["memory_bytes"], DEADLINE_S)
     except ToolError as error:
         return error.code
+    finally:
+        os.close(fd)
     return str(result["errno"]) if result["outcome"] == "denied" else "ALLOWED"
 
 

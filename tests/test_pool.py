@@ -118,6 +118,9 @@ async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyP
             env = Path(f"/proc/{child.pid}/environ").read_bytes()
             tg.cancel_scope.cancel()
     assert "NoNewPrivs:\t1" in status
+    assert "Seccomp:\t2" in status
+    if os.geteuid() == 0:
+        assert "\nUid:\t65534\t65534\t65534" in status
     assert os.getpgid(child.pid) == child.pid if psutil.pid_exists(child.pid) else True
     assert fds == [0, 1, 2, 3, 4]
     limit_lines = {line[:26].strip(): line[26:].split() for line in limits.splitlines()[1:]}

@@ -56,7 +56,7 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
     kind = str(job["kind"])
     try:
         if kind == "probe":
-            return {"ok": True, "result": {"layers": report.layers}}
+            return {"ok": True, "result": {"layers": report.layers, "micros": report.micros}}
         from worker.parsers.common import apply_decode_limits
 
         apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)

@@ -143,4 +143,6 @@ def run(_data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             "outcome": "denied",
             "errno": errno.errorcode.get(exc.errno or 0, str(exc.errno)),
         }
+    except ValueError as exc:  # resource.setrlimit refuses to raise a hard limit this way
+        return {"attempt": name, "outcome": "denied", "errno": type(exc).__name__}
     return {"attempt": name, "outcome": "allowed", "value": repr(value)[:200]}

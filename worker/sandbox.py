@@ -15,6 +15,7 @@ import fcntl
 import os
 import resource
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -31,6 +32,7 @@ __all__ = [
     "SandboxPolicy",
     "SandboxReport",
     "enter_sandbox",
+    "make_undumpable",
     "set_parent_death_signal",
 ]
 
@@ -40,6 +42,7 @@ LAYERS: Final = (
     "process_group",
     "closed_fds",
     "env_allowlist",
+    "unprivileged_uid",
     "namespaces",
     "rlimits",
     "no_new_privs",
@@ -51,6 +54,7 @@ _FIRST_FREE_FD: Final = 5
 _HIGH_FD: Final = 64
 _NOFILE_LIMIT: Final = 16
 _CPU_HARD_EXTRA_SECONDS: Final = 1
+_NOBODY: Final = 65534
 _ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "TZ")
 _DEFAULT_ENV: Final = {"LANG": "C.UTF-8", "TZ": "UTC"}
 
@@ -102,12 +106,18 @@ class SandboxReport:
     """Layer name -> "active", "active: detail", "unavailable: reason" or "failed: reason"."""
 
     layers: dict[str, str] = field(default_factory=dict)
+    micros: dict[str, int] = field(default_factory=dict)
 
 
 def _prctl(option: int, arg: int) -> None:
     if _libc.prctl(option, arg, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+def make_undumpable() -> None:
+    """No core dumps, and no ptrace attach by processes without CAP_SYS_PTRACE (the zygote)."""
+    _prctl(_PR_SET_DUMPABLE, 0)
 
 
 def set_parent_death_signal() -> None:
@@ -121,6 +131,9 @@ def _detach(parent_pid: int) -> str:
     if os.getppid() != parent_pid:  # the zygote died between fork and prctl
         os._exit(1)
     os.setsid()
+    # The zygote is undumpable (no ptrace by its children); the kernel refuses unshare(NEWUSER)
+    # to an undumpable process, so the child is dumpable until layer 6 sets it back to 0.
+    _prctl(_PR_SET_DUMPABLE, 1)
     return "active"
 
 
@@ -152,6 +165,17 @@ def _scrub_environment() -> str:
     os.environ.clear()
     os.environ.update(_DEFAULT_ENV | kept)
     return "active"
+
+
+def _drop_privileges() -> str:
+    """Run as nobody when started as root, so the child owns nothing and can signal or trace
+    nothing of the host's (kill/ptrace permission checks compare real uids across namespaces)."""
+    if os.geteuid() != 0:
+        return f"active: already uid {os.geteuid()}"
+    os.setgroups([])
+    os.setresgid(_NOBODY, _NOBODY, _NOBODY)
+    os.setresuid(_NOBODY, _NOBODY, _NOBODY)
+    return f"active: uid {_NOBODY}"
 
 
 def _address_space_now() -> int:
@@ -208,6 +232,7 @@ def enter_sandbox(
         ("process_group", lambda: _detach(parent_pid)),
         ("closed_fds", lambda: _close_fds(input_fd, result_fd)),
         ("env_allowlist", _scrub_environment),
+        ("unprivileged_uid", _drop_privileges),
         ("namespaces", lambda: _namespaces(policy)),
         ("rlimits", lambda: _apply_rlimits(limits, address_space)),
         ("no_new_privs", _no_new_privs),
@@ -218,10 +243,12 @@ def enter_sandbox(
         if name in policy.skip and name not in policy.require:
             report.layers[name] = "skipped"
             continue
+        started = time.perf_counter_ns()
         try:
             report.layers[name] = apply()
         except OSError as exc:
             report.layers[name] = f"failed: {exc}"
+        report.micros[name] = (time.perf_counter_ns() - started) // 1000
         if name in policy.require and not report.layers[name].startswith("active"):
             raise SandboxError(f"required layer {name} is {report.layers[name]}")
     return report

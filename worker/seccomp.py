@@ -78,6 +78,9 @@ _PR_SET_SECCOMP: Final = 22
 _SECCOMP_MODE_FILTER: Final = 2
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
 class _SockFilter(ctypes.Structure):
     _fields_ = (
         ("code", ctypes.c_uint16),
@@ -165,8 +168,7 @@ class CompiledFilter:
         for slot in self.pid_slots:
             self.program[slot].k = pid
         fprog = _SockFprog(len(self.program), self.program)
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        if _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"seccomp filter refused: {os.strerror(err)}")
 

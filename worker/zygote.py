@@ -209,7 +209,7 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     control.setblocking(True)
     # A zygote must not outlive its supervisor even if the control socket is somehow kept open.
-    from worker.sandbox import set_parent_death_signal
+    from worker.sandbox import make_undumpable, set_parent_death_signal
 
     set_parent_death_signal()
     started = time.monotonic()
@@ -222,6 +222,7 @@ def main() -> None:
 
         kinds = kinds | {"escape"}
     probed = probe_layers()
+    make_undumpable()  # after the namespace probe: an undumpable process cannot unshare(NEWUSER)
     zygote = Zygote(control, probed, kinds)
     layers = {
         "namespaces": probed["namespaces_unavailable"] or "available",
