@@ -50,7 +50,7 @@ async def measure(jobs: int) -> dict[str, dict[str, float]]:
     walls: dict[str, list[float]] = {name: [] for name in CONFIGS}
     setups: dict[str, list[dict[str, int]]] = {name: [] for name in CONFIGS}
     async with Pool(1, 8, 60, 1) as pool:
-        for name, sandbox in CONFIGS.items():  # warm each path once
+        for sandbox in CONFIGS.values():  # warm each path once
             await probe(pool, sandbox)
         for _ in range(jobs):
             for name, sandbox in CONFIGS.items():
@@ -71,8 +71,8 @@ def markdown(table: dict[str, dict[str, float]], jobs: int) -> str:
     rows = list(next(iter(table.values())))
     lines = [
         f"Median of {jobs} probe jobs per configuration, interleaved, one worker; "
-        f"{platform.machine()}, {os.cpu_count()} CPUs, kernel {platform.release()}, load {os.getloadavg()[0]:.2f}. "
-        "Milliseconds.",
+        f"{platform.machine()}, {os.cpu_count()} CPUs, kernel {platform.release()}, "
+        f"load {os.getloadavg()[0]:.2f}. Milliseconds.",
         "",
         "| ms | " + " | ".join(names) + " |",
         "|---" * (len(names) + 1) + "|",
