@@ -11,6 +11,7 @@ import contextvars
 import time
 from typing import Any, TypeVar
 
+import anyio
 import mcp_types as types
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -20,7 +21,7 @@ from server.errors import ToolError
 from server.jobs import classify
 from server.models import DocumentInput
 from server.paths import Document, PathPolicy
-from server.pool import JobOutcome, Pool
+from server.pool import JobOutcome, Pool, ProgressFn
 from server.sanitize import clean_text
 from server.selftest import job_limits
 from server.tools import TOOLS
@@ -30,6 +31,9 @@ __all__ = ["App", "error_result"]
 log = structlog.get_logger("pdf_airlock.audit")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 _AUDIT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("pdf_airlock_audit")
+_PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
+    "pdf_airlock_progress", default=None
+)
 
 
 def error_result(error: ToolError) -> types.CallToolResult:
@@ -89,8 +93,11 @@ class App:
         deadline = self.settings.timeout_s
         limits = job_limits(self.settings)
         sandbox = self.settings.sandbox_spec()
+        progress = _PROGRESS.get()
+        if progress is not None:
+            args = args | {"report_progress": True}
         outcome: JobOutcome = await self.pool.run(
-            kind, args, document.fd, limits=limits, deadline_s=deadline, sandbox=sandbox
+            kind, args, document.fd, limits=limits, deadline_s=deadline, sandbox=sandbox, on_progress=progress
         )
         _AUDIT.get({}).update(
             {
@@ -116,11 +123,17 @@ class App:
         return self.policy.open_inline(args.data)
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, request_id: object = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        request_id: object = None,
+        progress: ProgressFn | None = None,
     ) -> types.CallToolResult:
+        """Run one tool call; ``progress(done, total)`` is called per page when given."""
         started = time.perf_counter()
         audit: dict[str, Any] = {"request_id": request_id, "tool": name}
         _AUDIT.set(audit)
+        _PROGRESS.set(progress)
         try:
             result = await self._call(name, arguments or {}, audit)
             audit["outcome"] = "ok"
@@ -128,6 +141,9 @@ class App:
         except ToolError as error:
             audit["outcome"] = error.code
             return error_result(error)
+        except anyio.get_cancelled_exc_class():
+            audit["outcome"] = "cancelled"  # the client cancelled or the server is stopping
+            raise
         except Exception:
             log.exception("tool_call_crashed", tool=name)
             audit["outcome"] = "internal"

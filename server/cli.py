@@ -56,6 +56,12 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--queue-depth", type=int, default=int(_env("QUEUE_DEPTH", DEFAULTS.queue_depth)))
     parser.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=float(_env("SHUTDOWN_GRACE", DEFAULTS.shutdown_grace_s)),
+        help="seconds in-flight calls may take to finish after SIGTERM",
+    )
+    parser.add_argument(
         "--require-sandbox",
         default=_env("REQUIRE_SANDBOX", ""),
         help="comma-separated sandbox layers that must be active (e.g. seccomp,landlock,namespaces); "
@@ -96,6 +102,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         memory_bytes=ns.memory_mb * MIB,
         max_result_bytes=ns.max_result_mb * MIB,
         queue_depth=ns.queue_depth,
+        shutdown_grace_s=ns.shutdown_grace,
         require_layers=required,
         net_namespace=ns.net_namespace,
         **overrides,

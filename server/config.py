@@ -26,6 +26,7 @@ class _Defaults:
     max_chars_ceiling: int = 2_000_000
     queue_depth: int = 64
     kill_grace_s: float = 2.0
+    shutdown_grace_s: float = 10.0
     zygote_start_timeout_s: float = 60.0
 
 
@@ -49,6 +50,7 @@ class Settings:
     workers: int = field(default_factory=_default_workers)
     queue_depth: int = DEFAULTS.queue_depth
     kill_grace_s: float = DEFAULTS.kill_grace_s
+    shutdown_grace_s: float = DEFAULTS.shutdown_grace_s
     require_layers: tuple[str, ...] = ()
     net_namespace: bool = False
 

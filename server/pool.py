@@ -21,6 +21,7 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -45,6 +46,10 @@ ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", "PYTHONPATH", "PDF_AIRLOCK_TES
 
 
 _SEND_ATTEMPTS: Final = 2
+_PROGRESS_PREFIX: Final = b'{"progress":'
+_MAX_PROGRESS_LINE: Final = 128
+_MAX_PROGRESS_TOTAL: Final = 10_000_000
+ProgressFn = Callable[[int, int], Awaitable[None]]
 
 
 class _NotDelivered(Exception):
@@ -264,6 +269,7 @@ class Pool:
         limits: dict[str, int],
         deadline_s: float,
         sandbox: dict[str, Any] | None = None,
+        on_progress: ProgressFn | None = None,
     ) -> JobOutcome:
         """Run one job to completion; raises ToolError for overload or a lost worker."""
         if self._admitted >= self.workers + self.queue_depth:
@@ -279,7 +285,7 @@ class Pool:
                     zygote = await self._ready_zygote()
                     try:
                         return await self._run_on(
-                            zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}
+                            zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}, on_progress
                         )
                     except _NotDelivered:
                         # The zygote died before it saw the job; nothing ran, so a retry is safe.
@@ -287,7 +293,9 @@ class Pool:
                         await anyio.sleep(0)
                 zygote = await self._ready_zygote()
                 try:
-                    return await self._run_on(zygote, kind, args, input_fd, limits, deadline_s, sandbox or {})
+                    return await self._run_on(
+                        zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}, on_progress
+                    )
                 except _NotDelivered as exc:
                     raise ToolError(
                         "worker_unavailable", "the worker process is not reachable; retry"
@@ -304,6 +312,7 @@ class Pool:
         limits: dict[str, int],
         deadline_s: float,
         sandbox: dict[str, Any],
+        on_progress: ProgressFn | None,
     ) -> JobOutcome:
         job_id = next(self._ids)
         pending = _Pending()
@@ -327,7 +336,7 @@ class Pool:
                 os.close(write_fd)
             max_bytes = int(limits["max_result_bytes"])
             with anyio.move_on_after(deadline_s + 2 * self.kill_grace_s) as scope:
-                output, overflow = await self._read_output(zygote, job_id, read_fd, max_bytes)
+                output, overflow = await self._read_output(zygote, job_id, read_fd, max_bytes, on_progress)
                 await pending.exited.wait()
             if scope.cancelled_caught:
                 log.error("zygote_unresponsive", pid=zygote.process.pid, job=job_id)
@@ -359,15 +368,24 @@ class Pool:
             rusage={key: float(value) for key, value in dict(message["rusage"]).items()},
         )
 
+    def kill_now(self) -> None:
+        """Kill the zygote (its children die with it); for an immediate exit."""
+        if self._zygote is not None:
+            self._kill_zygote(self._zygote)
+
     def _send_kill(self, zygote: _Zygote, job_id: int) -> None:
         try:
             zygote.send({"op": "kill", "id": job_id})
         except OSError:
             self._kill_zygote(zygote)
 
-    async def _read_output(self, zygote: _Zygote, job_id: int, fd: int, max_bytes: int) -> tuple[bytes, bool]:
-        chunks: list[bytes] = []
+    async def _read_output(
+        self, zygote: _Zygote, job_id: int, fd: int, max_bytes: int, on_progress: ProgressFn | None
+    ) -> tuple[bytes, bool]:
+        """Everything the child wrote, up to ``max_bytes``; leading progress lines are consumed."""
+        buffer = bytearray()
         total = 0
+        progress = _ProgressLines(on_progress)
         while True:
             await anyio.wait_readable(fd)
             try:
@@ -375,9 +393,42 @@ class Pool:
             except BlockingIOError:
                 continue
             if not chunk:
-                return b"".join(chunks), False
+                return bytes(buffer), False
             total += len(chunk)
             if total > max_bytes:
                 self._send_kill(zygote, job_id)
                 return b"", True
-            chunks.append(chunk)
+            buffer += chunk
+            await progress.consume(buffer)
+
+
+class _ProgressLines:
+    """Parses the child's leading ``{"progress": n, "total": t}`` lines (untrusted: bounded ints,
+    monotonic, at most total) and forwards them; stops at the first other byte."""
+
+    def __init__(self, callback: ProgressFn | None) -> None:
+        self.callback = callback
+        self.active = True
+        self.last = -1
+
+    async def consume(self, buffer: bytearray) -> None:
+        while self.active and buffer.startswith(_PROGRESS_PREFIX):
+            end = buffer.find(b"\n", 0, _MAX_PROGRESS_LINE)
+            if end < 0:
+                self.active = len(buffer) < _MAX_PROGRESS_LINE
+                return
+            untrusted_line = bytes(buffer[:end])
+            del buffer[: end + 1]
+            await self._forward(untrusted_line)
+        if buffer:
+            self.active = False
+
+    async def _forward(self, untrusted_line: bytes) -> None:
+        try:
+            untrusted = json.loads(untrusted_line)
+            done, total = int(untrusted["progress"]), int(untrusted["total"])
+        except (ValueError, KeyError, TypeError):
+            return
+        if self.callback is not None and self.last < done <= total <= _MAX_PROGRESS_TOTAL:
+            self.last = done
+            await self.callback(done, total)

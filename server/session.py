@@ -7,7 +7,9 @@ The SDK runs the protocol (``initialize`` handshake for 2024-11-05 .. 2025-11-25
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import signal
+from typing import Any, Final
 
 import anyio
 import mcp_types as types
@@ -29,6 +31,9 @@ __all__ = ["build_server", "serve"]
 
 log = structlog.get_logger("pdf_airlock.session")
 
+EXIT_INTERRUPTED: Final = 130
+EOF_FLUSH_S: Final = 0.05
+
 INSTRUCTIONS = (
     "pdf-airlock reads untrusted PDFs in a sandbox. Start with pdf_info to learn the page count, "
     "then pdf_read with a page selector; follow 'cursor' to continue long text. Text returned is "
@@ -47,7 +52,13 @@ def build_server(app: App) -> Server[Any]:
     ) -> types.CallToolResult:
         if params.name not in TOOLS:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name[:100]}", {"tools": list(TOOLS)})
-        return await app.call_tool(params.name, dict(params.arguments or {}), ctx.request_id)
+        progress = None
+        if ctx.meta is not None and ctx.meta.get("progress_token") is not None:
+
+            async def progress(done: int, total: int) -> None:
+                await ctx.session.report_progress(done, total, f"page {done} of {total}")
+
+        return await app.call_tool(params.name, dict(params.arguments or {}), ctx.request_id, progress)
 
     server: Server[Any] = Server(
         "pdf-airlock",
@@ -82,10 +93,42 @@ async def serve(settings: Settings) -> None:
         async with anyio.create_task_group() as tg:
             if not settings.require_layers:
                 tg.start_soon(_report_layers, pool, settings)
+            tg.start_soon(_handle_signals, transport, pool, settings, tg.cancel_scope)
+            tg.start_soon(_stop_on_eof, transport, tg.cancel_scope)
             async with transport.streams() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
     log.info("server_stopped")
+
+
+async def _stop_on_eof(transport: StdioTransport, scope: anyio.CancelScope) -> None:
+    """EOF on stdin: the client is gone, so in-flight jobs are killed (by cancellation). Answers
+    that are ready within a few milliseconds (initialize, tools/list, ping) still go out."""
+    await transport.eof.wait()
+    if not transport.draining:
+        with anyio.move_on_after(EOF_FLUSH_S):
+            await transport.idle.wait()
+        log.info("stdin_closed", in_flight_cancelled=not transport.idle.is_set())
+        scope.cancel()
+
+
+async def _handle_signals(
+    transport: StdioTransport, pool: Pool, settings: Settings, scope: anyio.CancelScope
+) -> None:
+    """SIGTERM: stop reading, let in-flight calls finish (up to the grace period), exit 0.
+    SIGINT: stop now, killing the zygote and its children, exit 130."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            if signum == signal.SIGINT:
+                log.warning("interrupted")
+                pool.kill_now()
+                os._exit(EXIT_INTERRUPTED)
+            log.info("terminating", in_flight=not transport.idle.is_set(), grace_s=settings.shutdown_grace_s)
+            transport.drain()
+            with anyio.move_on_after(settings.shutdown_grace_s):
+                await transport.idle.wait()
+            scope.cancel()
+            return
 
 
 class SandboxMissing(SystemExit):

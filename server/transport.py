@@ -9,6 +9,10 @@ Invariants:
   framing is detected from the first bytes and answered in kind.
 - A frame over ``max_message_bytes`` is discarded with a -32600 error; invalid UTF-8 or JSON
   gets -32700 with ``id: null``; a JSON array (batch) gets -32600. The server keeps serving.
+- A request whose id repeats an answered request gets the earlier response again, without
+  running anything (the last ``ANSWERED_CACHE`` answers are kept); a request whose id is still
+  in flight gets -32600.
+- ``drain()`` (SIGTERM) stops accepting input; ``idle`` is set when nothing is in flight.
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import mcp_types as types
 import structlog
@@ -32,6 +40,7 @@ __all__ = ["StdioTransport"]
 log = structlog.get_logger("pdf_airlock.transport")
 
 _READ_CHUNK: Final = 1 << 16
+ANSWERED_CACHE: Final = 64
 _HEADER_LIMIT: Final = 8192
 _CONTENT_LENGTH: Final = b"content-length:"
 
@@ -162,6 +171,54 @@ class StdioTransport:
         os.close(devnull)
         os.dup2(2, stdout_fd)
         self.eof = anyio.Event()
+        self.idle = anyio.Event()
+        self.idle.set()
+        self.draining = False
+        self._answered: OrderedDict[str, bytes] = OrderedDict()
+        self._in_flight: set[str] = set()
+
+    def drain(self) -> None:
+        """Stop taking input (graceful shutdown); in-flight requests still get their answers."""
+        self.draining = True
+
+    def _track_outgoing(self, message: types.JSONRPCMessage, frame: bytes) -> str | None:
+        """Remember an answer for id replay; returns its key, settled once the frame is written."""
+        if not isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) or message.id is None:
+            return None
+        key = json.dumps(message.id)
+        self._answered[key] = frame
+        self._answered.move_to_end(key)
+        while len(self._answered) > ANSWERED_CACHE:
+            self._answered.popitem(last=False)
+        return key
+
+    def _settle(self, key: str) -> None:
+        self._in_flight.discard(key)
+        if not self._in_flight:
+            self.idle.set()
+
+    def _screen_incoming(self, message: SessionMessage) -> bytes | None:
+        """A frame to answer with instead of forwarding (repeated id), or None to forward."""
+        inner = message.message
+        if isinstance(inner, types.JSONRPCNotification) and inner.method == "notifications/cancelled":
+            request_id = (inner.params or {}).get("requestId")
+            self._in_flight.discard(json.dumps(request_id))
+            if not self._in_flight:
+                self.idle.set()
+        if not isinstance(inner, types.JSONRPCRequest):
+            return None
+        key = json.dumps(inner.id)
+        if key in self._answered:
+            log.info("request_id_replayed", id=inner.id)
+            return self._answered[key]
+        if key in self._in_flight:
+            error = _error_frame(
+                types.INVALID_REQUEST, "Invalid Request: this id is already in flight", inner.id
+            )
+            return self._frame(error)
+        self._in_flight.add(key)
+        self.idle = anyio.Event() if self.idle.is_set() else self.idle
+        return None
 
     @contextlib.asynccontextmanager
     async def streams(
@@ -171,7 +228,7 @@ class StdioTransport:
     ]:
         in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
-        frames_send, frames_recv = anyio.create_memory_object_stream[bytes](64)
+        frames_send, frames_recv = anyio.create_memory_object_stream[tuple[bytes, str | None]](64)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._read_loop, in_send, frames_send.clone())
             tg.start_soon(self._encode_loop, out_recv, frames_send)
@@ -184,44 +241,76 @@ class StdioTransport:
     async def _read_loop(
         self,
         in_send: MemoryObjectSendStream[SessionMessage | Exception],
-        frames: MemoryObjectSendStream[bytes],
+        frames: MemoryObjectSendStream[tuple[bytes, str | None]],
     ) -> None:
-        async with in_send, frames:
-            while True:
-                chunk = await anyio.to_thread.run_sync(os.read, self._in, _READ_CHUNK, abandon_on_cancel=True)
-                if not chunk:
-                    break
-                for item in self._framer.feed(chunk):
-                    if isinstance(item, str):
-                        log.warning("frame_rejected", reason=item)
-                        await frames.send(
-                            self._frame(_error_frame(types.INVALID_REQUEST, f"Invalid Request: {item}"))
-                        )
-                        continue
-                    parsed = _parse(item)
-                    if isinstance(parsed, SessionMessage):
-                        await in_send.send(parsed)
-                    else:
-                        log.warning("message_rejected", code=parsed["error"]["code"])
-                        await frames.send(self._frame(parsed))
+        chunks_send, chunks = anyio.create_memory_object_stream[bytes](4)
+        token = anyio.lowlevel.current_token()
+        # A daemon thread, not a worker thread: a read blocked on stdin must never keep the
+        # process alive at exit (SIGTERM, SIGINT) the way a joined executor thread would.
+        threading.Thread(target=self._pump_stdin, args=(chunks_send, token), daemon=True).start()
+        async with in_send, frames, chunks:
+            async for chunk in chunks:
+                if self.draining:
+                    continue  # shutting down: input after SIGTERM is not served
+                await self._dispatch_chunk(chunk, in_send, frames)
         self.eof.set()
+
+    def _pump_stdin(
+        self, chunks: MemoryObjectSendStream[bytes], token: anyio.lowlevel.EventLoopToken
+    ) -> None:
+        try:
+            while chunk := os.read(self._in, _READ_CHUNK):
+                anyio.from_thread.run(chunks.send, chunk, token=token)
+        except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError):
+            pass
+        with contextlib.suppress(RuntimeError):
+            anyio.from_thread.run_sync(chunks.close, token=token)
+
+    async def _dispatch_chunk(
+        self,
+        chunk: bytes,
+        in_send: MemoryObjectSendStream[SessionMessage | Exception],
+        frames: MemoryObjectSendStream[tuple[bytes, str | None]],
+    ) -> None:
+        for item in self._framer.feed(chunk):
+            if isinstance(item, str):
+                log.warning("frame_rejected", reason=item)
+                await frames.send(
+                    (self._frame(_error_frame(types.INVALID_REQUEST, f"Invalid Request: {item}")), None)
+                )
+                continue
+            parsed = _parse(item)
+            if isinstance(parsed, SessionMessage):
+                reply = self._screen_incoming(parsed)
+                if reply is None:
+                    await in_send.send(parsed)
+                else:
+                    await frames.send((reply, None))
+            else:
+                log.warning("message_rejected", code=parsed["error"]["code"])
+                await frames.send((self._frame(parsed), None))
 
     def _frame(self, payload: dict[str, Any]) -> bytes:
         return self._framer.encode(json.dumps(payload, separators=(",", ":")).encode())
 
     async def _encode_loop(
-        self, out_recv: MemoryObjectReceiveStream[SessionMessage], frames: MemoryObjectSendStream[bytes]
+        self,
+        out_recv: MemoryObjectReceiveStream[SessionMessage],
+        frames: MemoryObjectSendStream[tuple[bytes, str | None]],
     ) -> None:
         async with out_recv, frames:
             async for message in out_recv:
                 body = message.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                await frames.send(self._framer.encode(body))
+                frame = self._framer.encode(body)
+                await frames.send((frame, self._track_outgoing(message.message, frame)))
 
-    async def _write_loop(self, frames: MemoryObjectReceiveStream[bytes]) -> None:
+    async def _write_loop(self, frames: MemoryObjectReceiveStream[tuple[bytes, str | None]]) -> None:
         async with frames:
-            async for frame in frames:
+            async for frame, answered_key in frames:
                 try:
                     await anyio.to_thread.run_sync(self._write_all, frame)
+                    if answered_key is not None:
+                        self._settle(answered_key)
                 except OSError:
                     log.warning("stdout_closed")
                     self.eof.set()

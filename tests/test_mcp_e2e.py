@@ -200,3 +200,16 @@ async def test_decompression_bomb_is_contained(docs: Path) -> None:
         after = await client.call_tool("pdf_info", {"path": "hello.pdf"})
     assert error_code(bomb) in {"memory_limit", "decompression_limit"}
     assert after.structured_content["page_count"] == 3
+
+
+async def test_progress_notifications_per_page(docs: Path) -> None:
+    updates: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append((progress, total))
+
+    async with connect(docs) as client:
+        result = await client.call_tool("pdf_read", {"path": "long.pdf"}, progress_callback=on_progress)
+        quiet = await client.call_tool("pdf_read", {"path": "hello.pdf"})
+    assert result.is_error is False and quiet.is_error is False
+    assert updates == [(float(n), 20.0) for n in range(1, 21)]

@@ -13,6 +13,7 @@ import json
 import os
 from typing import Any, Final, NoReturn
 
+from worker import progress
 from worker.errors import WorkerError
 from worker.parsers import get_parser
 from worker.sandbox import (
@@ -62,7 +63,9 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
         apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
         data = _read_input(CHILD_INPUT_FD, limits.max_input_bytes)
         parser = get_parser(kind)
-        return {"ok": True, "result": parser(data, dict(job["args"]))}
+        args = dict(job["args"])
+        progress.enable(bool(args.pop("report_progress", False)))
+        return {"ok": True, "result": parser(data, args)}
     except WorkerError as exc:
         return _error(exc.code, exc.message, exc.details)
     except MemoryError:

@@ -125,11 +125,17 @@ def set_parent_death_signal() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def _arm_parent_death(parent_pid: int) -> None:
+    """(Re-)arm the parent-death signal. The kernel clears it on every credential change
+    (setresuid, entering a user namespace), so each such layer calls this again."""
+    set_parent_death_signal()
+    if os.getppid() != parent_pid:  # the zygote died before the signal was armed
+        os._exit(1)
+
+
 def _detach(parent_pid: int) -> str:
     """Own session and process group, so the zygote can kill the whole group; die with the zygote."""
-    set_parent_death_signal()
-    if os.getppid() != parent_pid:  # the zygote died between fork and prctl
-        os._exit(1)
+    _arm_parent_death(parent_pid)
     os.setsid()
     # The zygote is undumpable (no ptrace by its children); the kernel refuses unshare(NEWUSER)
     # to an undumpable process, so the child is dumpable until layer 6 sets it back to 0.
@@ -222,6 +228,13 @@ def _seccomp(policy: SandboxPolicy) -> str:
     return "active: allowlist, kill by default"
 
 
+def _rearmed(parent_pid: int, layer: Callable[[], str]) -> str:
+    try:
+        return layer()
+    finally:
+        _arm_parent_death(parent_pid)
+
+
 def enter_sandbox(
     parent_pid: int, input_fd: int, result_fd: int, limits: Limits, policy: SandboxPolicy
 ) -> SandboxReport:
@@ -232,8 +245,8 @@ def enter_sandbox(
         ("process_group", lambda: _detach(parent_pid)),
         ("closed_fds", lambda: _close_fds(input_fd, result_fd)),
         ("env_allowlist", _scrub_environment),
-        ("unprivileged_uid", _drop_privileges),
-        ("namespaces", lambda: _namespaces(policy)),
+        ("unprivileged_uid", lambda: _rearmed(parent_pid, _drop_privileges)),
+        ("namespaces", lambda: _rearmed(parent_pid, lambda: _namespaces(policy))),
         ("rlimits", lambda: _apply_rlimits(limits, address_space)),
         ("no_new_privs", _no_new_privs),
         ("landlock", lambda: _landlock(policy)),

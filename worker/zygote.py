@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
+from worker.child import run_job
+
 __all__ = ["main"]
 
 MAX_MESSAGE_BYTES: Final = 1 << 16
@@ -135,8 +137,6 @@ class Zygote:
             try:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                from worker.child import run_job
-
                 run_job(job, parent_pid, input_fd, result_fd, self.probed)
             finally:
                 os._exit(70)

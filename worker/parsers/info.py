@@ -11,6 +11,7 @@ from typing import Any, Final
 
 import pikepdf
 
+from worker import progress
 from worker.parsers.common import clean_string, open_pdfium, open_pikepdf
 from worker.parsers.pages import select_pages
 
@@ -94,6 +95,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 )
             finally:
                 page.close()
+            progress.page_done(len(pages), len(window))
     finally:
         document.close()
     end = start + len(window)

@@ -12,6 +12,7 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
+from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import open_pdfium
 from worker.parsers.pages import select_pages
@@ -94,6 +95,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 next_position = {"index": start_index + position, "offset": offset + budget}
                 break
             pages.append({"page": index + 1, "text": remaining, "offset": offset, "complete": True})
+            progress.page_done(position + 1, len(todo))
             budget -= len(remaining)
             if budget == 0 and position + 1 < len(todo):
                 next_position = {"index": start_index + position + 1, "offset": 0}
