@@ -7,9 +7,18 @@ are what the tool publishes as ``outputSchema`` and returns as ``structuredConte
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    RootModel,
+    SecretStr,
+    WithJsonSchema,
+    model_validator,
+)
 
 __all__ = [
     "DocumentInput",
@@ -19,6 +28,8 @@ __all__ = [
     "PdfReadInput",
     "PdfReadOutput",
     "PdfReadUntrusted",
+    "ToolErrorOutput",
+    "output_schema",
 ]
 
 PAGE_SELECTOR_PATTERN = r"^\s*(all|\d*\s*-?\s*\d*(\s*,\s*\d*\s*-?\s*\d*)*)\s*$"
@@ -26,8 +37,27 @@ MAX_CHARS_CEILING = 2_000_000
 _MAX_PAGES_IN_ANSWER = 100_000
 _MAX_TEXT = 4096
 
+
+def _page_number_as_selector(value: object) -> object:
+    """Clients (and models) often send a single page as a number: 2 means "2"."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 PageSelector = Annotated[
     str,
+    BeforeValidator(_page_number_as_selector),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "maxLength": 1000, "pattern": PAGE_SELECTOR_PATTERN},
+                {"type": "integer"},
+            ],
+            "description": "Pages, 1-based: '1-3,7', '10-' (to the end), 'all', or one page number.",
+            "examples": ["1-3,7", 2],
+        }
+    ),
     Field(
         max_length=1000,
         pattern=PAGE_SELECTOR_PATTERN,
@@ -166,3 +196,23 @@ class PdfReadOutput(_Source):
         description="Pass back (same arguments) to continue; null when all text is here."
     )
     warnings: list[str]
+
+
+class ErrorInfo(BaseModel):
+    code: str = Field(description="One of the closed set of error codes (see the README).")
+    message: str
+    retryable: bool
+    details: dict[str, Any]
+
+
+class ToolErrorOutput(BaseModel):
+    """``structuredContent`` of a failed call (``isError: true``)."""
+
+    error: ErrorInfo
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The published outputSchema: the tool's result or the error envelope. Some clients (the
+    TypeScript SDK) validate ``structuredContent`` even when ``isError`` is true."""
+    union: type[RootModel[Any]] = RootModel[model | ToolErrorOutput]  # type: ignore[valid-type]
+    return {"type": "object", **union.model_json_schema()}

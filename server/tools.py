@@ -23,6 +23,7 @@ from server.models import (
     PdfReadInput,
     PdfReadOutput,
     PdfReadUntrusted,
+    output_schema,
 )
 from server.paths import Document
 
@@ -57,7 +58,7 @@ class ToolSpec:
             title=self.title,
             description=self.description,
             input_schema=self.input_model.model_json_schema(),
-            output_schema=self.output_model.model_json_schema(),
+            output_schema=output_schema(self.output_model),
             annotations=types.ToolAnnotations(
                 title=self.title, read_only_hint=True, open_world_hint=False, idempotent_hint=True
             ),
