@@ -16,6 +16,7 @@ import mcp_types as types
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from server.cache import ResultCache
 from server.config import Settings
 from server.errors import ToolError
 from server.jobs import classify
@@ -83,6 +84,7 @@ class App:
         self.settings = settings
         self.pool = pool
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
+        self.cache = ResultCache(settings.cache_bytes)
 
     def list_tools(self) -> list[types.Tool]:
         return [spec.to_mcp() for spec in TOOLS.values()]
@@ -165,11 +167,18 @@ class App:
         document = self._open(args)
         audit.update(sha256=document.sha256, bytes=document.size)
         try:
+            cache_key = self.cache.key(document.sha256, name, arguments | {"source": document.display})
+            cached = self.cache.get(cache_key)
+            if cached is not None:
+                audit["cache"] = "hit"
+                return cached
             output, text = await spec.run(self, args, document)
         finally:
             document.close()
         structured = output.model_dump(mode="json")
         audit["pages"] = len(structured.get("pages", []))
-        return types.CallToolResult(
+        result = types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=False
         )
+        self.cache.put(cache_key, result, len(text) * 2 + 1024)
+        return result

@@ -56,6 +56,12 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--queue-depth", type=int, default=int(_env("QUEUE_DEPTH", DEFAULTS.queue_depth)))
     parser.add_argument(
+        "--cache-mb",
+        type=int,
+        default=int(_env("CACHE_MB", DEFAULTS.cache_mb)),
+        help="memory for cached results of repeated calls (0 disables)",
+    )
+    parser.add_argument(
         "--shutdown-grace",
         type=float,
         default=float(_env("SHUTDOWN_GRACE", DEFAULTS.shutdown_grace_s)),
@@ -103,6 +109,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         max_result_bytes=ns.max_result_mb * MIB,
         queue_depth=ns.queue_depth,
         shutdown_grace_s=ns.shutdown_grace,
+        cache_bytes=max(0, ns.cache_mb) * MIB,
         require_layers=required,
         net_namespace=ns.net_namespace,
         **overrides,

@@ -27,6 +27,7 @@ class _Defaults:
     queue_depth: int = 64
     kill_grace_s: float = 2.0
     shutdown_grace_s: float = 10.0
+    cache_mb: int = 64
     zygote_start_timeout_s: float = 60.0
 
 
@@ -51,6 +52,7 @@ class Settings:
     queue_depth: int = DEFAULTS.queue_depth
     kill_grace_s: float = DEFAULTS.kill_grace_s
     shutdown_grace_s: float = DEFAULTS.shutdown_grace_s
+    cache_bytes: int = DEFAULTS.cache_mb * MIB
     require_layers: tuple[str, ...] = ()
     net_namespace: bool = False
 

@@ -29,6 +29,7 @@ __all__ = ["Document", "PathPolicy"]
 _OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _PSEUDO_FILESYSTEMS: Final = ("/proc", "/sys", "/dev")
 _HASH_CHUNK: Final = 1 << 20
+_DIGEST_MEMO: Final = 4096
 _MAX_SHOWN_PATH: Final = 200
 _SEALS: Final = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
@@ -71,6 +72,8 @@ class PathPolicy:
     def __init__(self, roots: Sequence[Path], max_bytes: int) -> None:
         self.roots = tuple(os.path.realpath(root) for root in roots)
         self.max_bytes = max_bytes
+        # (dev, inode, size, mtime_ns, ctime_ns) -> sha256: an unchanged file is not re-hashed.
+        self._digests: dict[tuple[int, ...], str] = {}
 
     def _to_path(self, raw: str) -> str:
         if "\x00" in raw:
@@ -131,9 +134,21 @@ class PathPolicy:
         if not stat.S_ISREG(info.st_mode):
             raise ToolError("not_a_file", f"{_shown(raw)!r} is not a regular file")
         self._check_size(info.st_size)
-        digest, size = _hash_fd(fd)
-        self._check_size(size)
+        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        known = self._digests.get(identity)
+        if known is None:
+            digest, size = _hash_fd(fd)
+            self._check_size(size)
+            if size == info.st_size:
+                self._remember(identity, digest)
+        else:
+            digest, size = known, info.st_size
         return Document(fd=fd, size=size, sha256=digest, display=self._relative(opened))
+
+    def _remember(self, identity: tuple[int, ...], digest: str) -> None:
+        self._digests[identity] = digest
+        while len(self._digests) > _DIGEST_MEMO:
+            self._digests.pop(next(iter(self._digests)))
 
     def _check_size(self, size: int) -> None:
         if size > self.max_bytes:

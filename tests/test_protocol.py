@@ -209,3 +209,46 @@ def test_sigint_exits_at_once_and_leaves_nothing(server: Server) -> None:
     assert server.proc.wait(timeout=2) == 130
     _gone, alive = psutil.wait_procs([child, *family], timeout=2)
     assert alive == []
+
+
+def test_cancelled_queued_call_never_starts(docs: Path, tmp_path: Path) -> None:
+    server = Server(docs, tmp_path, "--workers", "1")
+    try:
+        server.send(call(80, "slow.pdf", **SLOW))
+        server.wait_for_job()
+        server.send(call(81, "hello.pdf"))  # queued behind 80: one worker
+        server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 81}})
+        assert server.receive()["id"] == 80
+        server.send({"jsonrpc": "2.0", "id": 82, "method": "ping"})
+        assert server.receive()["id"] == 82
+        events = {event["request_id"]: event for event in server.audit_events()}
+        assert events[81]["outcome"] == "cancelled"
+        assert "job_wall_ms" not in events[81]  # no job child ever ran for it
+        assert "job_wall_ms" in events[80]
+    finally:
+        server.close()
+
+
+def test_repeat_is_served_from_cache_until_the_file_changes(docs: Path, tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(docs / "hello.pdf", root / "doc.pdf")
+    server = Server(root, tmp_path)
+    try:
+        server.send(call(90, "doc.pdf", pages="1"))
+        first = server.receive()["result"]
+        server.send(call(91, "doc.pdf", pages="1"))
+        again = server.receive()["result"]
+        shutil.copy(docs / "columns.pdf", root / "doc.pdf")
+        server.send(call(92, "doc.pdf", pages="1"))
+        changed = server.receive()["result"]
+        events = {event["request_id"]: event for event in server.audit_events()}
+    finally:
+        server.close()
+    assert again == first
+    assert events[91].get("cache") == "hit" and "job_wall_ms" not in events[91]
+    assert "cache" not in events[92]
+    assert changed["structuredContent"]["sha256"] != first["structuredContent"]["sha256"]
+    assert changed["structuredContent"]["pages"][0]["text"].startswith("left A")
