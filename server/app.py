@@ -85,9 +85,13 @@ class App:
         self.pool = pool
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
         self.cache = ResultCache(settings.cache_bytes)
+        self._tools: list[types.Tool] | None = None
 
     def list_tools(self) -> list[types.Tool]:
-        return [spec.to_mcp() for spec in TOOLS.values()]
+        """Built once: the schemas never change while the server runs (about 10 ms to build)."""
+        if self._tools is None:
+            self._tools = [spec.to_mcp() for spec in TOOLS.values()]
+        return self._tools
 
     async def run_job(
         self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT]

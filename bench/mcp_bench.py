@@ -1,0 +1,167 @@
+"""End-to-end MCP benchmark beside the in-process floor, in one run: ``python bench/mcp_bench.py``.
+
+Measures with the real ``mcp`` client over real stdio against the real sandboxed server:
+spawn -> ``initialize`` answered, ``tools/list``, full-text ``pdf_read`` of each corpus file (cache
+off), the same call repeated with the cache on, 8 concurrent 1-page calls, supervisor idle RSS.
+The floor is in-process pypdfium2 extracting the same text the same way (``get_text_range`` per
+page) in this process. Runs alternate floor and server per file so both see the same load.
+Writes docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pypdfium2 as pdfium
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from corpus import build  # noqa: E402
+
+MAX_CHARS = 2_000_000
+
+
+def floor_text(path: Path) -> int:
+    document = pdfium.PdfDocument(path.read_bytes())
+    chars = 0
+    for index in range(len(document)):
+        page = document[index]
+        textpage = page.get_textpage()
+        chars += len(textpage.get_text_range().replace("\r\n", "\n"))
+        textpage.close()
+        page.close()
+    document.close()
+    return chars
+
+
+def params(folder: Path, *extra: str) -> StdioServerParameters:
+    args = ["-m", "server", "serve", "--root", str(folder), "--log-level", "warning", *extra]
+    return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT))
+
+
+async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    started = time.perf_counter()
+    await fn()
+    return (time.perf_counter() - started) * 1000
+
+
+def server_process() -> psutil.Process:
+    me = psutil.Process()
+    return next(p for p in me.children() if "server" in p.cmdline())
+
+
+async def startup(folder: Path, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        async with Client(params(folder), mode="legacy") as client:
+            samples.append((time.perf_counter() - started) * 1000)
+            await client.send_ping()
+    return statistics.median(samples)
+
+
+async def measure(folder: Path, files: dict[str, Path], runs: int) -> dict[str, Any]:
+    report: dict[str, Any] = {"startup_ms": await startup(folder, runs)}
+    rows = []
+    async with Client(params(folder, "--cache-mb", "0"), mode="legacy") as client:
+        await client.call_tool("pdf_info", {"path": "text-1.pdf"})  # zygote warm
+        report["tools_list_ms"] = statistics.median([await timed(client.list_tools) for _ in range(50)])
+        report["idle_rss_mb"] = server_process().memory_info().rss / 1e6
+        for name, path in files.items():
+            n = runs if path.stat().st_size < 1_000_000 else max(3, runs // 3)
+            floors, ends = [], []
+            for _ in range(n):
+                started = time.perf_counter()
+                chars = floor_text(path)
+                floors.append((time.perf_counter() - started) * 1000)
+                result: Any = None
+
+                async def call(p: str = name) -> None:
+                    nonlocal result
+                    result = await client.call_tool("pdf_read", {"path": p, "max_chars": MAX_CHARS})
+
+                ends.append(await timed(call))
+                got = sum(len(page["text"]) for page in result.structured_content["pages"])
+                assert result.structured_content["cursor"] is not None or got == chars, (name, got, chars)
+            rows.append((name, chars, statistics.median(floors), statistics.median(ends)))
+        concurrent = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            async with anyio.create_task_group() as tg:
+                for _ in range(8):
+                    tg.start_soon(client.call_tool, "pdf_read", {"path": "text-1.pdf"})
+            concurrent.append((time.perf_counter() - started) * 1000)
+        report["concurrent_8_ms"] = statistics.median(concurrent)
+        single = statistics.median(
+            [await timed(lambda: client.call_tool("pdf_read", {"path": "text-1.pdf"})) for _ in range(runs)]
+        )
+        report["single_1page_ms"] = single
+    async with Client(params(folder), mode="legacy") as client:
+        await client.call_tool("pdf_read", {"path": "text-100.pdf", "max_chars": MAX_CHARS})
+        report["cache_hit_ms"] = statistics.median(
+            [
+                await timed(
+                    lambda: client.call_tool("pdf_read", {"path": "text-100.pdf", "max_chars": MAX_CHARS})
+                )
+                for _ in range(runs)
+            ]
+        )
+    report["rows"] = rows
+    return report
+
+
+def markdown(report: dict[str, Any], runs: int) -> str:
+    lines = [
+        "# Performance",
+        "",
+        f"Generated by `python bench/mcp_bench.py --runs {runs}` on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
+        f"{os.getloadavg()[0]:.2f} at the end. Medians; server and floor alternate per run.",
+        "",
+        "| file | characters | in-process pypdfium2 (ms) | pdf-airlock over MCP stdio (ms) | ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for name, chars, floor, end in report["rows"]:
+        lines.append(f"| {name} | {chars} | {floor:.1f} | {end:.1f} | {end / floor:.2f}x |")
+    lines += [
+        "",
+        "| measure | median |",
+        "|---|---|",
+        f"| spawn -> `initialize` answered | {report['startup_ms']:.0f} ms |",
+        f"| `tools/list` | {report['tools_list_ms']:.2f} ms |",
+        f"| 1-page `pdf_read`, one at a time | {report['single_1page_ms']:.1f} ms |",
+        f"| 8 concurrent 1-page `pdf_read` (all done) | {report['concurrent_8_ms']:.1f} ms |",
+        f"| repeated `pdf_read` of text-100.pdf, cache hit | {report['cache_hit_ms']:.2f} ms |",
+        f"| supervisor RSS after warm-up | {report['idle_rss_mb']:.0f} MB |",
+        "",
+        "Not yet done (issue 8): splitting one large document across several job children.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=9)
+    runs = parser.parse_args().runs
+    files = build()
+    report = anyio.run(measure, files["text-1.pdf"].parent, files, runs)
+    text = markdown(report, runs)
+    (ROOT / "docs" / "performance.md").write_text(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
