@@ -83,6 +83,7 @@ class App:
     def __init__(self, settings: Settings, pool: Pool) -> None:
         self.settings = settings
         self.pool = pool
+        self.workers = settings.workers
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
         self.cache = ResultCache(settings.cache_bytes)
         self._tools: list[types.Tool] | None = None
@@ -93,24 +94,30 @@ class App:
             self._tools = [spec.to_mcp() for spec in TOOLS.values()]
         return self._tools
 
+    def progress(self) -> ProgressFn | None:
+        """The current call's progress callback, if the client asked for progress."""
+        return _PROGRESS.get()
+
     async def run_job(
-        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT]
+        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT], *, report: bool = True
     ) -> tuple[ModelT, list[str]]:
         deadline = self.settings.timeout_s
         limits = job_limits(self.settings)
         sandbox = self.settings.sandbox_spec()
-        progress = _PROGRESS.get()
+        progress = _PROGRESS.get() if report else None
         if progress is not None:
             args = args | {"report_progress": True}
         outcome: JobOutcome = await self.pool.run(
             kind, args, document.fd, limits=limits, deadline_s=deadline, sandbox=sandbox, on_progress=progress
         )
-        _AUDIT.get({}).update(
-            {
-                "job_wall_ms": outcome.wall_ms,
-                "job_cpu_s": round(outcome.rusage.get("utime", 0) + outcome.rusage.get("stime", 0), 4),
-                "job_peak_rss_kb": int(outcome.rusage.get("maxrss_kb", 0)),
-            }
+        audit = _AUDIT.get({})
+        audit["jobs"] = audit.get("jobs", 0) + 1
+        # Summed CPU, and the longest wall time and highest peak over this call's job children.
+        cpu = outcome.rusage.get("utime", 0) + outcome.rusage.get("stime", 0)
+        audit["job_cpu_s"] = round(audit.get("job_cpu_s", 0) + cpu, 4)
+        audit["job_wall_ms"] = max(audit.get("job_wall_ms", 0), outcome.wall_ms)
+        audit["job_peak_rss_kb"] = max(
+            audit.get("job_peak_rss_kb", 0), int(outcome.rusage.get("maxrss_kb", 0))
         )
         untrusted_result = classify(outcome, self.settings.memory_bytes, deadline)
         cleaned, removed = _clean_tree(untrusted_result)

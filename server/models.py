@@ -22,6 +22,7 @@ from pydantic import (
 
 __all__ = [
     "DocumentInput",
+    "PageCountUntrusted",
     "PdfInfoInput",
     "PdfInfoOutput",
     "PdfInfoUntrusted",
@@ -141,6 +142,10 @@ class PdfInfoUntrusted(_UntrustedModel):
     pages: list[PageInfo] = Field(max_length=1000)
     next_start: int | None = Field(ge=0)
     warnings: list[Bounded] = Field(max_length=100)
+
+
+class PageCountUntrusted(_UntrustedModel):
+    page_count: int = Field(ge=0, le=10_000_000)
 
 
 class PageText(_UntrustedModel):

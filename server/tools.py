@@ -26,6 +26,8 @@ from server.models import (
     output_schema,
 )
 from server.paths import Document
+from server.pool import ProgressFn
+from server.split import split_read
 
 __all__ = ["TOOLS", "JobRunner", "ToolSpec"]
 
@@ -35,8 +37,12 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 class JobRunner(Protocol):
     """What a tool needs from the server: run a job kind on an open document."""
 
+    workers: int
+
+    def progress(self) -> ProgressFn | None: ...
+
     async def run_job(
-        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT]
+        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT], *, report: bool = True
     ) -> tuple[ModelT, list[str]]: ...
 
 
@@ -120,7 +126,11 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
     }
-    result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
+    split = await split_read(runner, job_args, document)
+    if split is None:
+        result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
+    else:
+        result, warnings = split
     cursor = None
     if result.next is not None:
         cursor = encode_cursor(document.sha256, "pdf_read", key, result.next.model_dump())

@@ -44,6 +44,7 @@ def warm_up() -> None:
 
     data = _tiny_pdf()
     info = get_parser("pdf_info")(data, {})
+    get_parser("page_count")(data, {})
     fast = get_parser("pdf_read")(data, {"max_chars": 1000})
     layout = get_parser("pdf_read")(data, {"max_chars": 1000, "engine": "layout"})
     if info["page_count"] != 1 or _WARMUP_TEXT not in fast["pages"][0]["text"]:

@@ -25,6 +25,10 @@ def get_parser(kind: str) -> Parser:
         from worker.parsers.read import run as run_read
 
         return run_read
+    if kind == "page_count":
+        from worker.parsers.count import run as run_count
+
+        return run_count
     if kind == "escape":
         from worker.escape import run as run_escape
 
