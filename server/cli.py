@@ -8,6 +8,7 @@ status is 0 on success, 1 on a tool error, 2 on bad usage.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -128,6 +129,14 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("tool")
     call.add_argument("--json", dest="arguments", default="{}", help="tool arguments as a JSON object")
     _add_settings_flags(call)
+    batch = commands.add_parser("batch", help="run one tool over many documents, one JSON line each")
+    batch.add_argument("tool")
+    batch.add_argument("paths", nargs="+", type=Path, help="PDF files, or directories searched for *.pdf")
+    batch.add_argument("--out", type=Path, required=True, help="JSON Lines output (appended; resumable)")
+    batch.add_argument("--jobs", type=int, default=0, help="documents in parallel (default: CPUs)")
+    batch.add_argument("--json", dest="arguments", default="{}", help="extra tool arguments as a JSON object")
+    _add_settings_flags(batch)
+    batch.set_defaults(log_level=_env("LOG_LEVEL", "warning"))  # the progress bar shares stderr
     selftest = commands.add_parser("self-test", help="report which sandbox layers are active here")
     selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_settings_flags(selftest)
@@ -164,6 +173,16 @@ async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> int
     return 1 if result.is_error else 0
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise SystemExit("pdf-airlock: --json must be a JSON object") from None
+    if not isinstance(value, dict):
+        raise SystemExit("pdf-airlock: --json must be a JSON object")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version")):
@@ -174,13 +193,15 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging(ns.log_level)
     settings = _settings(ns)
     if ns.command == "call":
-        try:
-            arguments = json.loads(ns.arguments)
-        except ValueError:
-            raise SystemExit("pdf-airlock: --json must be a JSON object") from None
-        if not isinstance(arguments, dict):
-            raise SystemExit("pdf-airlock: --json must be a JSON object")
-        raise SystemExit(anyio.run(_call, settings, ns.tool, arguments))
+        raise SystemExit(anyio.run(_call, settings, ns.tool, _json_object(ns.arguments)))
+    if ns.command == "batch":
+        from server.batch import run_batch
+
+        if ns.jobs > 0:
+            settings = dataclasses.replace(settings, workers=ns.jobs)
+        if not ns.root:  # the operator names the files: allow them wherever they are
+            settings = dataclasses.replace(settings, roots=(Path("/"),))
+        raise SystemExit(run_batch(settings, ns.tool, _json_object(ns.arguments), ns.paths, ns.out))
     if ns.command == "self-test":
         raise SystemExit(anyio.run(_self_test, settings, ns.json))
     from server.session import serve
