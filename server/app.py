@@ -32,6 +32,7 @@ __all__ = ["App", "error_result"]
 log = structlog.get_logger("pdf_airlock.audit")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 _AUDIT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("pdf_airlock_audit")
+_DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pdf_airlock_deadline", default=0.0)
 _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
 )
@@ -101,7 +102,15 @@ class App:
     async def run_job(
         self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT], *, report: bool = True
     ) -> tuple[ModelT, list[str]]:
+        # One --timeout per tool call, shared by all the jobs it runs (a split read runs several).
         deadline = self.settings.timeout_s
+        call_deadline = _DEADLINE.get()
+        if call_deadline:
+            deadline = call_deadline - time.monotonic()
+            if deadline <= 0:
+                raise ToolError(
+                    "timeout", f"the call did not finish within {self.settings.timeout_s:g} s (--timeout)"
+                )
         limits = job_limits(self.settings)
         sandbox = self.settings.sandbox_spec()
         progress = _PROGRESS.get() if report else None
@@ -119,7 +128,7 @@ class App:
         audit["job_peak_rss_kb"] = max(
             audit.get("job_peak_rss_kb", 0), int(outcome.rusage.get("maxrss_kb", 0))
         )
-        untrusted_result = classify(outcome, self.settings.memory_bytes, deadline)
+        untrusted_result = classify(outcome, self.settings.memory_bytes, self.settings.timeout_s)
         cleaned, removed = _clean_tree(untrusted_result)
         try:
             result = model.model_validate(cleaned)
@@ -147,6 +156,7 @@ class App:
         audit: dict[str, Any] = {"request_id": request_id, "tool": name}
         _AUDIT.set(audit)
         _PROGRESS.set(progress)
+        _DEADLINE.set(time.monotonic() + self.settings.timeout_s)
         try:
             result = await self._call(name, arguments or {}, audit)
             audit["outcome"] = "ok"

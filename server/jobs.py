@@ -19,9 +19,14 @@ from server.pool import JobOutcome
 
 __all__ = ["classify"]
 
-_MEMORY_NEAR_BUDGET: Final = 0.8
+# Under RLIMIT_AS a failing allocation is usually a buffer doubling past the budget, so the
+# resident peak at that moment is about half the budget: an abort-like death at or above this
+# share of the budget is reported as memory exhaustion rather than a crash.
+_MEMORY_NEAR_BUDGET: Final = 0.45
 _EXIT_SANDBOX_FAILED: Final = 71
-_MEMORY_SIGNALS: Final = frozenset({signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGKILL})
+_MEMORY_SIGNALS: Final = frozenset(
+    {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGTRAP, signal.SIGKILL}
+)
 
 
 def _signal_error(sig: int, outcome: JobOutcome, memory_budget: int) -> ToolError:

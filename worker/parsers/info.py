@@ -12,6 +12,7 @@ from typing import Any, Final
 import pikepdf
 
 from worker import progress
+from worker.errors import WorkerError
 from worker.parsers.common import clean_string, open_pdfium, open_pikepdf
 from worker.parsers.pages import select_pages
 
@@ -63,13 +64,35 @@ def _encryption(pdf: pikepdf.Pdf) -> dict[str, Any] | None:
     }
 
 
+def _from_pdfium(document: Any) -> tuple[str, dict[str, str], None]:
+    raw_version = document.get_version()
+    version = (
+        f"{raw_version // 10}.{raw_version % 10}" if isinstance(raw_version, int) and raw_version else "?"
+    )
+    metadata = {}
+    for key, value in list(document.get_metadata_dict(skip_empty=True).items())[:MAX_METADATA_KEYS]:
+        name = _STANDARD_KEYS.get("/" + key, clean_string(key, 128))
+        metadata[name] = clean_string(value)
+    return version, metadata, None
+
+
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     password = args.get("password")
     warnings: list[str] = []
-    with open_pikepdf(data, password) as pdf:
-        version = str(pdf.pdf_version)
-        metadata = _metadata(pdf, warnings)
-        encryption = _encryption(pdf)
+    try:
+        with open_pikepdf(data, password) as pdf:
+            version = str(pdf.pdf_version)
+            metadata = _metadata(pdf, warnings)
+            encryption = _encryption(pdf)
+    except WorkerError as exc:
+        if exc.code != "malformed":
+            raise
+        # qpdf refuses some damaged structures PDFium still reads (page-tree loops, lost /Root):
+        # answer from PDFium and say so, rather than fail the whole call.
+        document = open_pdfium(data, password)
+        version, metadata, encryption = _from_pdfium(document)
+        document.close()
+        warnings.append("qpdf could not parse the document structure; version and metadata come from PDFium")
     document = open_pdfium(data, password)
     try:
         page_count = len(document)

@@ -1,0 +1,1 @@
+"""Hostile PDF classes, generated in code (tests/hostile/generate.py)."""
