@@ -44,12 +44,12 @@ def _signal_error(sig: int, outcome: JobOutcome, memory_budget: int) -> ToolErro
 
 def classify(outcome: JobOutcome, memory_budget: int, deadline_s: float) -> dict[str, Any]:
     """Return the untrusted result dict of a successful job, or raise the matching ToolError."""
+    if outcome.output_overflow:  # before "killed": the supervisor killed it for this very reason
+        raise ToolError("output_limit", "the result exceeded the result-size cap; select fewer pages")
     if outcome.killed:
         raise ToolError("cancelled", "the call was cancelled")
     if outcome.deadline_hit:
         raise ToolError("timeout", f"the parse did not finish within {deadline_s:g} s (--timeout)")
-    if outcome.output_overflow:
-        raise ToolError("output_limit", "the result exceeded the result-size cap; select fewer pages")
     status = outcome.status
     if os.WIFSIGNALED(status):
         raise _signal_error(os.WTERMSIG(status), outcome, memory_budget)

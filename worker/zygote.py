@@ -218,9 +218,10 @@ def main() -> None:
     warm_up()
     kinds = _KINDS
     if os.environ.get(TEST_HOOKS_ENV) == "1":
-        import worker.escape  # noqa: F401 - imported now: a sandboxed child cannot import
+        import worker.escape
+        import worker.faults  # noqa: F401 - imported now: a sandboxed child cannot import
 
-        kinds = kinds | {"escape"}
+        kinds = kinds | {"escape", "fault"}
     probed = probe_layers()
     make_undumpable()  # after the namespace probe: an undumpable process cannot unshare(NEWUSER)
     zygote = Zygote(control, probed, kinds)

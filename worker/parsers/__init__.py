@@ -29,6 +29,10 @@ def get_parser(kind: str) -> Parser:
         from worker.parsers.count import run as run_count
 
         return run_count
+    if kind == "fault":
+        from worker.faults import run as run_fault
+
+        return run_fault
     if kind == "escape":
         from worker.escape import run as run_escape
 
