@@ -33,6 +33,7 @@ EXIT_SANDBOX_FAILED: Final = 71
 EXIT_WRITE_FAILED: Final = 72
 # Fraction of the job's memory budget that qpdf may spend decoding one stream.
 _DECODE_SHARE: Final = 2
+_ENGINE_ERRORS: Final = frozenset({"PdfiumError", "PdfError", "DataDecodingError", "PSEOF", "PDFSyntaxError"})
 
 
 def _error(code: str, message: str, details: dict[str, object] | None = None) -> dict[str, Any]:
@@ -66,14 +67,20 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
         args = dict(job["args"])
         progress.enable(bool(args.pop("report_progress", False)))
         return {"ok": True, "result": parser(data, args)}
-    except WorkerError as exc:
+    except Exception as exc:  # every failure becomes a typed error, not a crash
+        return _error_for(exc)
+
+
+def _error_for(exc: Exception) -> dict[str, Any]:
+    if isinstance(exc, WorkerError):
         return _error(exc.code, exc.message, exc.details)
-    except MemoryError:
+    if isinstance(exc, MemoryError):
         return _error("memory_limit", "the document needed more memory than the job's budget")
-    except RecursionError:
+    if isinstance(exc, RecursionError):
         return _error("malformed", "the document nests objects too deeply")
-    except Exception as exc:  # any parser bug becomes a typed error, not a crash
-        return _error("internal", f"the parser failed ({type(exc).__name__})")
+    if type(exc).__name__ in _ENGINE_ERRORS:  # an engine gave up on the document itself
+        return _error("malformed", f"the PDF engine could not parse the document ({type(exc).__name__})")
+    return _error("internal", f"the parser failed ({type(exc).__name__})")
 
 
 def _encode(envelope: dict[str, Any], max_bytes: int) -> bytes:

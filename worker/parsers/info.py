@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 import pikepdf
+import pypdfium2 as pdfium
 
 from worker import progress
 from worker.errors import WorkerError
@@ -101,7 +102,11 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         window = selection[start : start + MAX_PAGE_ENTRIES]
         pages = []
         for index in window:
-            page = document[index]
+            try:
+                page = document[index]
+            except pdfium.PdfiumError:
+                warnings.append(f"page {index + 1} could not be loaded by PDFium")
+                continue
             try:
                 width, height = page.get_size()
                 textpage = page.get_textpage()

@@ -12,6 +12,8 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
+import pypdfium2 as pdfium
+
 from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import open_pdfium
@@ -19,20 +21,30 @@ from worker.parsers.pages import select_pages
 
 __all__ = ["run"]
 
+MAX_WARNINGS = 100
+
 
 def _normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _pdfium_texts(document: Any, indices: list[int]) -> Iterator[str]:
+def _pdfium_texts(document: Any, indices: list[int], warnings: list[str]) -> Iterator[str]:
     for index in indices:
-        page = document[index]
+        try:
+            page = document[index]
+        except pdfium.PdfiumError:
+            warnings.append(f"page {index + 1} could not be loaded by PDFium; its text is empty")
+            yield ""
+            continue
         try:
             textpage = page.get_textpage()
             try:
                 yield _normalise(textpage.get_text_range())
             finally:
                 textpage.close()
+        except pdfium.PdfiumError:
+            warnings.append(f"page {index + 1}: PDFium could not extract its text; its text is empty")
+            yield ""
         finally:
             page.close()
 
@@ -75,13 +87,14 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     start_index = int(args.get("start_index", 0))
     start_offset = int(args.get("start_offset", 0))
 
+    warnings: list[str] = []
     document = open_pdfium(data, password)
     try:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count)
         todo = selection[start_index:]
         layout = engine == "layout"
-        texts = _layout_texts(data, password, todo) if layout else _pdfium_texts(document, todo)
+        texts = _layout_texts(data, password, todo) if layout else _pdfium_texts(document, todo, warnings)
         pages: list[dict[str, Any]] = []
         budget = max_chars
         next_position: dict[str, int] | None = None
@@ -108,5 +121,5 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "selected_pages": len(selection),
         "pages": pages,
         "next": next_position,
-        "warnings": [],
+        "warnings": warnings[:MAX_WARNINGS],
     }
