@@ -158,3 +158,21 @@ async def test_overloaded_past_queue_depth(docs: Path) -> None:
             await capture(errors, pool, docs / "hello.pdf", READ_ARGS)
             tg.cancel_scope.cancel()
         assert [(e.code, e.retryable) for e in errors if isinstance(e, ToolError)] == [("overloaded", True)]
+
+
+async def test_job_child_killed_mid_parse_is_crashed_and_zygote_survives(docs: Path) -> None:
+    async with Pool(2, 4, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote = zygote_process()
+        errors: list[BaseException] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(capture, errors, pool, docs / "glyphs.pdf", SLOW_ARGS)
+            child = await job_child(zygote)
+            await anyio.sleep(0.2)
+            child.kill()
+        assert [(e.code, e.details.get("signal")) for e in errors if isinstance(e, ToolError)] == [
+            ("crashed", "SIGKILL")
+        ]
+        assert zygote.is_running() and pool.restarts == 0
+        after = await run(pool, docs / "hello.pdf", READ_ARGS)
+    assert after["pages"][0]["page"] == 1
