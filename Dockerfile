@@ -1,12 +1,31 @@
-# Minimal image; the hardened multi-stage build with its own seccomp profile comes with the
-# container issue. BASE can be swapped for a locally built Debian bookworm + Python 3.11 image.
-ARG BASE=python:3.11-slim-bookworm
+# pdf-airlock container image.
+#
+# Built from a locally made Debian bookworm base (no registry is needed) and wheels prepared on
+# the host: `scripts/container.sh build` does both. BASE can point at any bookworm image with
+# python3 and python3-venv (e.g. docker.io/library/debian:bookworm plus those packages).
+#
+#   docker run -i --rm --network none --read-only --cap-drop ALL \
+#     --security-opt no-new-privileges --security-opt seccomp=seccomp/profile.json \
+#     -v "$PWD:/data:ro" pdf-airlock
+ARG BASE=pdf-airlock-base:bookworm
+
+FROM ${BASE} AS build
+COPY wheels/ /wheels/
+RUN python3 -m venv /opt/airlock \
+    && /opt/airlock/bin/python -m pip install --no-index --no-cache-dir --find-links /wheels pdf-airlock \
+    && /opt/airlock/bin/python -m pip uninstall -y pip \
+    && /opt/airlock/bin/python -m compileall -q /opt/airlock
+
 FROM ${BASE}
-WORKDIR /app
-COPY pyproject.toml constraints.txt README.md ./
-COPY server ./server
-COPY worker ./worker
-RUN python -m pip install --no-cache-dir -c constraints.txt . \
-    && useradd --system --uid 10001 --no-create-home airlock
-USER 10001
-ENTRYPOINT ["pdf-airlock", "serve", "--root", "/data"]
+# No package manager or compiler in the runtime image: remove apt and dpkg's front ends.
+RUN rm -rf /usr/bin/apt* /usr/bin/dpkg* /usr/lib/apt /var/lib/apt /var/cache/apt /etc/apt \
+    && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin airlock \
+    && mkdir /data
+COPY --from=build /opt/airlock /opt/airlock
+ENV PATH=/opt/airlock/bin:/usr/bin:/bin \
+    PYTHONDONTWRITEBYTECODE=1 \
+    LANG=C.UTF-8
+USER 10001:10001
+WORKDIR /data
+ENTRYPOINT ["pdf-airlock"]
+CMD ["serve", "--root", "/data"]

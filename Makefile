@@ -20,9 +20,11 @@ lint: $(STAMP)
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
 	@$(BIN)/mypy
+	@$(BIN)/hadolint Dockerfile
 
+# Runs the container tests too when a Docker engine can be set up here (see scripts/test.sh).
 test: lint
-	@$(BIN)/pytest
+	@scripts/test.sh
 
 clean:
 	@rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

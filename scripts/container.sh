@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Build and run the pdf-airlock image with no registry: a private dockerd, a bookworm base made
+# by mmdebstrap and `docker import`, wheels prepared on the host.
+#
+#   scripts/container.sh setup     # apt-get install docker.io mmdebstrap (root)
+#   scripts/container.sh start     # start a private dockerd (own data root, overlay2)
+#   scripts/container.sh build     # base image (once) + wheels + `docker build -t pdf-airlock .`
+#   scripts/container.sh stop      # stop that dockerd by its PID and remove its state
+#
+# Every command uses DOCKER_HOST=unix://$STATE/docker.sock; export it to use docker by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+STATE=${PDF_AIRLOCK_DOCKER_STATE:-/tmp/pdf-airlock-docker}
+export DOCKER_HOST="unix://$STATE/docker.sock"
+PYTHON=${PYTHON:-.venv/bin/python}
+
+setup() {
+  command -v dockerd >/dev/null && command -v mmdebstrap >/dev/null && return
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io mmdebstrap >/dev/null
+}
+
+start() {
+  mkdir -p "$STATE"
+  if [ -S "$STATE/docker.sock" ] && docker info >/dev/null 2>&1; then return; fi
+  /usr/sbin/dockerd --storage-driver overlay2 --data-root "$STATE/root" --exec-root "$STATE/exec" \
+    --pidfile "$STATE/dockerd.pid" --host "$DOCKER_HOST" --iptables=false --bridge=none \
+    >"$STATE/dockerd.log" 2>&1 &
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && return; sleep 1; done
+  echo "dockerd did not start; see $STATE/dockerd.log" >&2
+  exit 1
+}
+
+build() {
+  if ! docker image inspect pdf-airlock-base:bookworm >/dev/null 2>&1; then
+    mmdebstrap --quiet --variant=minbase --include=python3,python3-venv,passwd bookworm "$STATE/base.tar"
+    docker import "$STATE/base.tar" pdf-airlock-base:bookworm >/dev/null
+    rm -f "$STATE/base.tar"
+  fi
+  rm -rf wheels
+  "$PYTHON" -m pip wheel -q --disable-pip-version-check -c constraints.txt -w wheels . >&2
+  docker build -q -t pdf-airlock . >/dev/null
+  docker image inspect pdf-airlock --format '{{.Size}}'
+}
+
+stop() {
+  if [ -f "$STATE/dockerd.pid" ]; then
+    pid=$(cat "$STATE/dockerd.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+  fi
+  umount -R "$STATE/root" 2>/dev/null || true
+  rm -rf "$STATE"
+}
+
+"$@"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite (run by `make test` after the linters).
+#
+# When a Docker engine can be set up here (root, with docker.io and mmdebstrap installable),
+# this builds the image and runs the container tests too (tests/test_container.py) against a
+# private dockerd that it stops afterwards. PDF_AIRLOCK_REQUIRE_DOCKER=1 (set by .ci/run) makes
+# a failure to set Docker up an error instead of a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+docker_possible() {
+  [ "$(id -u)" = 0 ] && { command -v dockerd >/dev/null || command -v apt-get >/dev/null; }
+}
+
+if [ "${PDF_AIRLOCK_DOCKER:-}" != "0" ] && docker_possible; then
+  if scripts/container.sh setup && scripts/container.sh start && size=$(scripts/container.sh build); then
+    trap 'scripts/container.sh stop' EXIT
+    export PDF_AIRLOCK_DOCKER=1
+    export DOCKER_HOST="unix://${PDF_AIRLOCK_DOCKER_STATE:-/tmp/pdf-airlock-docker}/docker.sock"
+    echo "container image built: $((size / 1000000)) MB" >&2
+  elif [ "${PDF_AIRLOCK_REQUIRE_DOCKER:-}" = 1 ]; then
+    echo "Docker could not be set up, and PDF_AIRLOCK_REQUIRE_DOCKER=1" >&2
+    exit 1
+  else
+    echo "Docker could not be set up: the container tests will be skipped" >&2
+  fi
+elif [ "${PDF_AIRLOCK_REQUIRE_DOCKER:-}" = 1 ]; then
+  echo "Docker is required (PDF_AIRLOCK_REQUIRE_DOCKER=1) but cannot be set up here" >&2
+  exit 1
+fi
+
+.venv/bin/pytest "$@"

@@ -1,0 +1,106 @@
+"""The real image under the production flags, driven by the real ``mcp`` client over ``docker run -i``.
+
+Runs when ``PDF_AIRLOCK_DOCKER=1`` and a Docker engine answers (``.ci/run`` sets both up with
+scripts/container.sh); skipped otherwise, with the reason. ``PDF_AIRLOCK_SECCOMP`` picks the
+seccomp option: a profile path (default: the project's seccomp/profile.json), ``unconfined``, or
+``default`` for Docker's own profile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import HELLO_PAGES, PROJECT
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+pytestmark = [
+    pytest.mark.skipif(os.environ.get("PDF_AIRLOCK_DOCKER") != "1", reason="PDF_AIRLOCK_DOCKER=1 not set"),
+]
+
+IMAGE = os.environ.get("PDF_AIRLOCK_IMAGE", "pdf-airlock")
+SECCOMP = os.environ.get("PDF_AIRLOCK_SECCOMP", str(PROJECT / "seccomp" / "profile.json"))
+
+
+def production_flags(docs: Path) -> list[str]:
+    seccomp = [] if SECCOMP == "default" else ["--security-opt", f"seccomp={SECCOMP}"]
+    return [
+        "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL",
+        "--security-opt", "no-new-privileges", *seccomp, "-v", f"{docs}:/data:ro", IMAGE,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _engine() -> None:
+    inspect = subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True, check=False)
+    if inspect.returncode != 0:
+        pytest.fail(f"PDF_AIRLOCK_DOCKER=1 but there is no image {IMAGE!r}: run scripts/container.sh build")
+
+
+@pytest.fixture(scope="module")
+def shared(docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test documents, readable by the image's unprivileged user (pytest's folders are 0700)."""
+    folder = tmp_path_factory.mktemp("container-data")
+    for name in ("hello.pdf", "encrypted.pdf", "not-a-pdf.pdf", "bomb.pdf", "glyphs.pdf"):
+        shutil.copy(docs / name, folder / name)
+        (folder / name).chmod(0o644)
+    os.mkfifo(folder / "fifo.pdf")
+    (folder / "escape.pdf").symlink_to("/etc/passwd")
+    folder.chmod(0o755)
+    return folder
+
+
+def test_self_test_inside_the_container(shared: Path) -> None:
+    command = ["docker", *production_flags(shared), "self-test", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    layers: dict[str, str] = json.loads(done.stdout)["layers"]
+    for layer in ("process_group", "closed_fds", "rlimits", "no_new_privs", "seccomp", "landlock"):
+        assert layers[layer].startswith("active"), (layer, layers[layer])
+    assert layers["unprivileged_uid"] == "active: already uid 10001"
+    if SECCOMP != "unconfined":  # the project's profile, like Docker's, refuses unshare
+        assert layers["namespaces"].startswith("unavailable")
+
+
+@pytest.mark.anyio
+async def test_mcp_session_in_the_container(shared: Path) -> None:
+    args = [*production_flags(shared), "serve", "--root", "/data", "--timeout", "3", "--memory-mb", "256"]
+    params = StdioServerParameters(command="docker", args=args, env=dict(os.environ))
+    results: dict[str, Any] = {}
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        results["read"] = await client.call_tool("pdf_read", {"path": "hello.pdf"})
+        results["info"] = await client.call_tool("pdf_info", {"path": "/data/encrypted.pdf"})
+        for name, path, extra in (
+            ("outside", "/etc/passwd", {}),
+            ("escape", "escape.pdf", {}),
+            ("junk", "not-a-pdf.pdf", {}),
+            ("bomb", "bomb.pdf", {}),
+            ("slow", "glyphs.pdf", {"engine": "layout"}),
+            ("fifo", "fifo.pdf", {}),
+        ):
+            results[name] = await client.call_tool("pdf_read", {"path": path, **extra})
+        results["after"] = await client.call_tool("pdf_read", {"path": "hello.pdf", "pages": "2"})
+    assert tools == {"pdf_info", "pdf_read"}
+    assert [p["text"] for p in results["read"].structured_content["pages"]] == HELLO_PAGES
+    codes = {
+        name: result.structured_content["error"]["code"]
+        for name, result in results.items()
+        if result.is_error
+    }
+    assert codes.pop("bomb") in {"memory_limit", "decompression_limit"}
+    assert codes.pop("slow") in {"timeout", "cpu_limit"}
+    assert codes == {
+        "info": "encrypted",
+        "outside": "path_denied",
+        "escape": "path_denied",
+        "junk": "not_a_pdf",
+        "fifo": "not_a_file",
+    }
+    assert results["after"].structured_content["pages"][0]["text"] == HELLO_PAGES[1]
