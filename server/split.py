@@ -15,15 +15,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final
 
 import anyio
-from pydantic import BaseModel
 
 from server.errors import ToolError
 from server.models import PageCountUntrusted, PdfReadUntrusted
 from server.paths import Document
 from server.pool import ProgressFn
+from server.runner import JobRunner
 
 __all__ = ["MIN_SPLIT_BYTES", "split_read"]
 
@@ -31,18 +31,6 @@ MIN_SPLIT_BYTES: Final = 64 * 1024
 MIN_CHUNK_PAGES: Final = 16
 CHUNKS_PER_WORKER: Final = 2
 _RANGE = re.compile(r"^\s*(\d*)\s*-\s*(\d*)\s*$|^\s*(all)?\s*$")
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-class Runner(Protocol):
-    workers: int
-
-    def progress(self) -> ProgressFn | None: ...
-
-    async def run_job(
-        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT], *, report: bool = True
-    ) -> tuple[ModelT, list[str]]: ...
 
 
 def _range(selector: str | None, page_count: int) -> tuple[int, int] | None:
@@ -58,7 +46,7 @@ def _range(selector: str | None, page_count: int) -> tuple[int, int] | None:
 
 
 async def split_read(
-    runner: Runner, job_args: dict[str, Any], document: Document
+    runner: JobRunner, job_args: dict[str, Any], document: Document
 ) -> tuple[PdfReadUntrusted, list[str]] | None:
     """The merged result, or None when this read is not worth splitting."""
     if runner.workers < 2 or document.size < MIN_SPLIT_BYTES:

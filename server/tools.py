@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import mcp_types as types
 from pydantic import BaseModel
@@ -26,25 +26,10 @@ from server.models import (
     output_schema,
 )
 from server.paths import Document
-from server.pool import ProgressFn
+from server.runner import JobRunner
 from server.split import split_read
 
 __all__ = ["TOOLS", "JobRunner", "ToolSpec"]
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-class JobRunner(Protocol):
-    """What a tool needs from the server: run a job kind on an open document."""
-
-    workers: int
-
-    def progress(self) -> ProgressFn | None: ...
-
-    async def run_job(
-        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT], *, report: bool = True
-    ) -> tuple[ModelT, list[str]]: ...
-
 
 ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str]]]
 

@@ -43,3 +43,18 @@ def test_supervisor_process_loads_no_pdf_engine() -> None:
     assert "server" in loaded
     assert not loaded & PDF_ENGINES
     assert "worker" not in loaded
+
+
+def test_both_sides_name_the_same_sandbox_layers() -> None:
+    """Each side owns its copy of the layer names (server may not import worker); keep them equal."""
+    from server.selftest import LAYERS as SUPERVISOR_LAYERS
+    from worker.sandbox import LAYERS as WORKER_LAYERS
+
+    assert SUPERVISOR_LAYERS == WORKER_LAYERS
+
+
+def test_both_sides_know_the_same_worker_error_codes() -> None:
+    from server.errors import CODES as SUPERVISOR_CODES
+    from worker.errors import CODES as WORKER_CODES
+
+    assert WORKER_CODES <= SUPERVISOR_CODES
