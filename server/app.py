@@ -89,11 +89,15 @@ class App:
         self.cache = ResultCache(settings.cache_bytes)
         self._tools: list[types.Tool] | None = None
 
-    def list_tools(self) -> list[types.Tool]:
+    def list_tools(self, category: str | None = None) -> list[types.Tool]:
         """Built once: the schemas never change while the server runs (about 10 ms to build)."""
         if self._tools is None:
             self._tools = [spec.to_mcp() for spec in TOOLS.values()]
-        return self._tools
+        if category is None:
+            return self._tools
+        return [
+            tool for tool, spec in zip(self._tools, TOOLS.values(), strict=True) if spec.category == category
+        ]
 
     def progress(self) -> ProgressFn | None:
         """The current call's progress callback, if the client asked for progress."""

@@ -23,9 +23,15 @@ from pydantic import (
 __all__ = [
     "DocumentInput",
     "PageCountUntrusted",
+    "PdfAttachmentsInput",
+    "PdfAttachmentsOutput",
+    "PdfAttachmentsUntrusted",
     "PdfInfoInput",
     "PdfInfoOutput",
     "PdfInfoUntrusted",
+    "PdfOutlineInput",
+    "PdfOutlineOutput",
+    "PdfOutlineUntrusted",
     "PdfReadInput",
     "PdfReadOutput",
     "PdfReadUntrusted",
@@ -108,6 +114,22 @@ class PdfReadInput(DocumentInput):
     cursor: Cursor | None = None
 
 
+class PdfOutlineInput(DocumentInput):
+    max_depth: int = Field(16, ge=1, le=64, description="Deepest outline level to return.")
+    max_items: int = Field(1000, ge=1, le=10_000, description="Most outline items to return.")
+
+
+class PdfAttachmentsInput(DocumentInput):
+    extract: str | None = Field(
+        None,
+        max_length=1000,
+        description="Name of one attachment (as listed) to return as base64; never parsed.",
+    )
+    max_bytes: int = Field(
+        10 * 1024 * 1024, ge=1, le=10 * 1024 * 1024, description="Largest attachment that may be extracted."
+    )
+
+
 # -- what a job child may return (untrusted until these validate) ------------------------
 
 Bounded = Annotated[str, Field(max_length=_MAX_TEXT)]
@@ -169,6 +191,45 @@ class PdfReadUntrusted(_UntrustedModel):
     warnings: list[Bounded] = Field(max_length=100)
 
 
+class OutlineItem(_UntrustedModel):
+    title: Bounded
+    level: int = Field(ge=1, le=64)
+    page: int | None = Field(
+        ge=1, description="1-based page the item points to, if it points into this file."
+    )
+    label: Annotated[str, Field(max_length=64)] | None = Field(description="That page's label, e.g. 'iv'.")
+    action: Annotated[str, Field(max_length=32)] = Field(description="goto, uri, launch, javascript, ...")
+
+
+class PdfOutlineUntrusted(_UntrustedModel):
+    items: list[OutlineItem] = Field(max_length=10_000)
+    truncated: bool
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+class Attachment(_UntrustedModel):
+    name: Annotated[str, Field(max_length=1000)] = Field(description="The name as stored in the PDF.")
+    safe_name: Annotated[str, Field(max_length=255)] = Field(description="A base name safe to save under.")
+    path_traversal: bool = Field(description="The stored name climbs directories ('..') or is absolute.")
+    size: int = Field(ge=0)
+    mime_type: Annotated[str, Field(max_length=128)] | None
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    created: Annotated[str, Field(max_length=64)] | None
+    modified: Annotated[str, Field(max_length=64)] | None
+    description: Annotated[str, Field(max_length=1000)] | None
+
+
+class ExtractedFile(_UntrustedModel):
+    name: Annotated[str, Field(max_length=1000)]
+    data_base64: str
+
+
+class PdfAttachmentsUntrusted(_UntrustedModel):
+    attachments: list[Attachment] = Field(max_length=1000)
+    extracted: ExtractedFile | None
+    warnings: list[Bounded] = Field(max_length=100)
+
+
 # -- published results ---------------------------------------------------------------------
 
 
@@ -200,6 +261,18 @@ class PdfReadOutput(_Source):
     cursor: str | None = Field(
         description="Pass back (same arguments) to continue; null when all text is here."
     )
+    warnings: list[str]
+
+
+class PdfOutlineOutput(_Source):
+    items: list[OutlineItem] = Field(description="Bookmarks in reading order; 'level' gives the nesting.")
+    truncated: bool = Field(description="True when max_depth or max_items cut the outline.")
+    warnings: list[str]
+
+
+class PdfAttachmentsOutput(_Source):
+    attachments: list[Attachment]
+    extracted: ExtractedFile | None = Field(description="The attachment named by 'extract', base64-encoded.")
     warnings: list[str]
 
 

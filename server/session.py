@@ -24,7 +24,7 @@ from server.config import DEFAULTS, Settings
 from server.errors import ToolError
 from server.pool import Pool
 from server.selftest import missing_layers, probe_layers, summary
-from server.tools import TOOLS
+from server.tools import CATEGORIES, TOOLS
 from server.transport import StdioTransport
 
 __all__ = ["build_server", "serve"]
@@ -45,7 +45,11 @@ def build_server(app: App) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=app.list_tools())
+        # An optional, non-standard `category` parameter narrows the list (text, structure, ...).
+        category = (ctx.params or {}).get("category")
+        if category is not None and category not in CATEGORIES:
+            raise MCPError(types.INVALID_PARAMS, f"unknown category; use one of {', '.join(CATEGORIES)}")
+        return types.ListToolsResult(tools=app.list_tools(category))
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -17,9 +17,15 @@ from pydantic import BaseModel
 from server.cursor import decode_cursor, encode_cursor, selection_key
 from server.models import (
     DocumentInput,
+    PdfAttachmentsInput,
+    PdfAttachmentsOutput,
+    PdfAttachmentsUntrusted,
     PdfInfoInput,
     PdfInfoOutput,
     PdfInfoUntrusted,
+    PdfOutlineInput,
+    PdfOutlineOutput,
+    PdfOutlineUntrusted,
     PdfReadInput,
     PdfReadOutput,
     PdfReadUntrusted,
@@ -29,9 +35,12 @@ from server.paths import Document
 from server.runner import JobRunner
 from server.split import split_read
 
-__all__ = ["TOOLS", "JobRunner", "ToolSpec"]
+__all__ = ["CATEGORIES", "TOOLS", "JobRunner", "ToolSpec"]
 
 ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str]]]
+
+
+CATEGORIES = ("text", "structure", "security", "render")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +51,7 @@ class ToolSpec:
     input_model: type[DocumentInput]
     output_model: type[BaseModel]
     run: ToolFn
+    category: str
 
     def to_mcp(self) -> types.Tool:
         return types.Tool(
@@ -53,6 +63,7 @@ class ToolSpec:
             annotations=types.ToolAnnotations(
                 title=self.title, read_only_hint=True, open_world_hint=False, idempotent_hint=True
             ),
+            _meta={"io.pdf-airlock/category": self.category},
         )
 
 
@@ -140,6 +151,50 @@ def _read_text(read: PdfReadOutput) -> str:
     return "\n".join(parts)
 
 
+async def pdf_outline(runner: JobRunner, args: PdfOutlineInput, document: Document) -> tuple[BaseModel, str]:
+    job_args = {"password": _password(args), "max_depth": args.max_depth, "max_items": args.max_items}
+    result, warnings = await runner.run_job("pdf_outline", job_args, document, PdfOutlineUntrusted)
+    output = PdfOutlineOutput(
+        **_source(document),
+        items=result.items,
+        truncated=result.truncated,
+        warnings=result.warnings + warnings,
+    )
+    lines = [f"{output.source}: {len(output.items)} outline item(s)" + (" (cut)" if output.truncated else "")]
+    for item in output.items:
+        where = f"page {item.page}" + (
+            f" ({item.label})" if item.label and item.label != str(item.page) else ""
+        )
+        target = where if item.page else item.action
+        lines.append(f"{'  ' * (item.level - 1)}- {item.title} -> {target}")
+    lines += [f"warning: {warning}" for warning in output.warnings]
+    return output, "\n".join(lines)
+
+
+async def pdf_attachments(
+    runner: JobRunner, args: PdfAttachmentsInput, document: Document
+) -> tuple[BaseModel, str]:
+    job_args = {"password": _password(args), "extract": args.extract, "max_bytes": args.max_bytes}
+    result, warnings = await runner.run_job("pdf_attachments", job_args, document, PdfAttachmentsUntrusted)
+    output = PdfAttachmentsOutput(
+        **_source(document),
+        attachments=result.attachments,
+        extracted=result.extracted,
+        warnings=result.warnings + warnings,
+    )
+    lines = [f"{output.source}: {len(output.attachments)} attachment(s)"]
+    for item in output.attachments:
+        flag = " [name climbs directories]" if item.path_traversal else ""
+        kind = item.mime_type or "unknown type"
+        lines.append(f"- {item.name!r} ({item.size} bytes, {kind}, sha256 {item.sha256}){flag}")
+    if output.extracted:
+        lines.append(
+            f"extracted {output.extracted.name!r}: base64 in structuredContent.extracted.data_base64"
+        )
+    lines += [f"warning: {warning}" for warning in output.warnings]
+    return output, "\n".join(lines)
+
+
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
@@ -153,6 +208,7 @@ TOOLS: dict[str, ToolSpec] = {
             input_model=PdfInfoInput,
             output_model=PdfInfoOutput,
             run=pdf_info,
+            category="structure",
         ),
         ToolSpec(
             name="pdf_read",
@@ -165,6 +221,32 @@ TOOLS: dict[str, ToolSpec] = {
             input_model=PdfReadInput,
             output_model=PdfReadOutput,
             run=pdf_read,
+            category="text",
+        ),
+        ToolSpec(
+            name="pdf_outline",
+            title="PDF bookmarks",
+            description=(
+                "The outline (bookmarks) in reading order with nesting level, target page and page "
+                "label; depth and size capped. Parsed in a sandbox."
+            ),
+            input_model=PdfOutlineInput,
+            output_model=PdfOutlineOutput,
+            run=pdf_outline,
+            category="structure",
+        ),
+        ToolSpec(
+            name="pdf_attachments",
+            title="PDF attachments",
+            description=(
+                "Embedded files: stored and safe names, size, MIME type, sha256, dates, a flag for "
+                "names that climb directories; with 'extract', one file's bytes as base64 (never "
+                "parsed). Parsed in a sandbox."
+            ),
+            input_model=PdfAttachmentsInput,
+            output_model=PdfAttachmentsOutput,
+            run=pdf_attachments,
+            category="security",
         ),
     )
 }

@@ -113,3 +113,48 @@ def scattered_glyphs_pdf(glyphs: int, seed: int = 7) -> bytes:
 def write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+def structured_pdf() -> bytes:
+    """Four pages labelled i, ii, 1, 2; a nested outline (direct, named and URI targets); and two
+    attachments, one of them with a name that climbs directories."""
+    pdf = pikepdf.open(io.BytesIO(text_pdf([f"Structured page {n}" for n in range(1, 5)])))
+    pdf.Root.PageLabels = pikepdf.Dictionary(
+        Nums=[0, pikepdf.Dictionary(S=pikepdf.Name.r), 2, pikepdf.Dictionary(S=pikepdf.Name.D)]
+    )
+    pdf.Root.Names = pikepdf.Dictionary(
+        Dests=pikepdf.Dictionary(Names=[pikepdf.String("results"), [pdf.pages[3].obj, pikepdf.Name.Fit]])
+    )
+    with pdf.open_outline() as outline:
+        intro = pikepdf.OutlineItem("Introduction", 0)
+        intro.children.append(pikepdf.OutlineItem("Scope", 1))
+        outline.root.append(intro)
+        outline.root.append(pikepdf.OutlineItem("Results", 2))
+    first = pdf.Root.Outlines.First
+    last = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Title=pikepdf.String("Named results"),
+            Parent=pdf.Root.Outlines,
+            Prev=first.Next,
+            Dest=pikepdf.String("results"),
+        )
+    )
+    web = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Title=pikepdf.String("Website"),
+            Parent=pdf.Root.Outlines,
+            Prev=last,
+            A=pikepdf.Dictionary(S=pikepdf.Name.URI, URI=pikepdf.String("https://example.invalid/")),
+        )
+    )
+    first.Next.Next = last
+    last.Next = web
+    pdf.Root.Outlines.Last = web
+    for name, data, mime in (
+        ("notes.txt", b"attached notes\n", "text/plain"),
+        ("../../evil.sh", b"#!/bin/sh\n", ""),
+    ):
+        pdf.attachments[name] = pikepdf.AttachedFileSpec(pdf, data, filename=name, mime_type=mime)
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()

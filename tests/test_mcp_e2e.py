@@ -24,7 +24,7 @@ async def test_handshake_lists_both_tools_read_only(docs: Path) -> None:
         assert client.protocol_version == "2025-11-25"
         assert client.server_info is not None and client.server_info.name == "pdf-airlock"
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {"pdf_info", "pdf_read"}
+    assert set(tools) == {"pdf_info", "pdf_read", "pdf_outline", "pdf_attachments"}
     for tool in tools.values():
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True
@@ -32,6 +32,11 @@ async def test_handshake_lists_both_tools_read_only(docs: Path) -> None:
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         assert "path" in tool.input_schema["properties"]
     assert tools["pdf_read"].input_schema["properties"]["engine"]["enum"] == ["fast", "layout"]
+    assert {tool.meta["io.pdf-airlock/category"] for tool in tools.values()} == {
+        "text",
+        "structure",
+        "security",
+    }
 
 
 async def test_modern_era_discover_and_call(docs: Path) -> None:

@@ -252,3 +252,14 @@ def test_repeat_is_served_from_cache_until_the_file_changes(docs: Path, tmp_path
     assert "cache" not in events[92]
     assert changed["structuredContent"]["sha256"] != first["structuredContent"]["sha256"]
     assert changed["structuredContent"]["pages"][0]["text"].startswith("left A")
+
+
+def test_tools_list_category_filter(server: Server) -> None:
+    server.send({"jsonrpc": "2.0", "id": 100, "method": "tools/list", "params": {"category": "security"}})
+    assert [tool["name"] for tool in server.receive()["result"]["tools"]] == ["pdf_attachments"]
+    server.send({"jsonrpc": "2.0", "id": 101, "method": "tools/list", "params": {"category": "structure"}})
+    assert {tool["name"] for tool in server.receive()["result"]["tools"]} == {"pdf_info", "pdf_outline"}
+    server.send({"jsonrpc": "2.0", "id": 102, "method": "tools/list", "params": {"category": "nonsense"}})
+    assert server.receive()["error"]["code"] == -32602
+    server.send({"jsonrpc": "2.0", "id": 103, "method": "tools/list"})
+    assert len(server.receive()["result"]["tools"]) == 4

@@ -82,7 +82,7 @@ def test_garbage_line_gets_parse_error_then_serving_continues(raw: RawServer) ->
     assert error["id"] is None
     assert error["error"]["code"] == -32700
     raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    assert {tool["name"] for tool in raw.receive()["result"]["tools"]} == {"pdf_info", "pdf_read"}
+    assert {tool["name"] for tool in raw.receive()["result"]["tools"]} >= {"pdf_info", "pdf_read"}
     assert raw.close() == b""
     assert raw.proc.returncode == 0
 

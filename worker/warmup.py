@@ -33,6 +33,18 @@ def _tiny_pdf(encryption: object = None) -> bytes:
         Contents=pdf.make_stream(content),
     )
     pdf.pages.append(pikepdf.Page(page))
+    if encryption is None:  # exercise the outline and attachment code paths too
+        pdf.attachments["warm-up.txt"] = pikepdf.AttachedFileSpec(
+            pdf,
+            b"warm-up",
+            description="",
+            filename="warm-up.txt",
+            mime_type="text/plain",
+            creation_date="",
+            mod_date="",
+        )
+        with pdf.open_outline() as outline:
+            outline.root.append(pikepdf.OutlineItem(_WARMUP_TEXT, 0))
     out = io.BytesIO()
     pdf.save(out, encryption=encryption or False)  # type: ignore[arg-type]
     return out.getvalue()
@@ -44,6 +56,10 @@ def warm_up() -> None:
 
     data = _tiny_pdf()
     info = get_parser("pdf_info")(data, {})
+    outline = get_parser("pdf_outline")(data, {"max_depth": 4, "max_items": 10})
+    attachments = get_parser("pdf_attachments")(data, {"max_bytes": 100, "extract": "warm-up.txt"})
+    if outline["items"][0]["page"] != 1 or attachments["extracted"] is None:
+        raise RuntimeError("outline or attachment parsing failed its warm-up")
     get_parser("page_count")(data, {})
     fast = get_parser("pdf_read")(data, {"max_chars": 1000})
     layout = get_parser("pdf_read")(data, {"max_chars": 1000, "engine": "layout"})

@@ -431,6 +431,23 @@ CLASSES: list[HostileClass] = [
 ]
 
 
+# pdf_outline and pdf_attachments read only the object model (qpdf): no content stream, font or
+# image is decoded, so bombs and slow layouts read fine, and qpdf repairs what PDFium cannot
+# (truncated). qpdf refuses page-tree loops and a lost /Root.
+QPDF_REFUSES = frozenset(
+    {"pages_self_reference", "kids_cycle", "page_tree_5000_deep", "header_only", "broken_xref_needs_repair"}
+)
+_INPUT_CODES = frozenset({"encrypted", "wrong_password", "not_a_pdf", "not_a_file", "path_denied"})
+
+
+def expected(cls: HostileClass, engine: str) -> frozenset[str]:
+    if engine in cls.expect:
+        return cls.expect[engine]
+    if cls.expect["info"] <= _INPUT_CODES:
+        return cls.expect["info"]
+    return MALFORMED if cls.name in QPDF_REFUSES else OK
+
+
 def write_all(folder: Path) -> dict[str, Path]:
     """Write every class into ``folder``; returns name -> path."""
     folder.mkdir(parents=True, exist_ok=True)

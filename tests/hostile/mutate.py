@@ -120,7 +120,14 @@ async def fuzz(count: int, folder: Path, regressions: Path) -> FuzzReport:
             rng = random.Random(seed)
             mutant = mutate(rng.choice(corpus), rng)
             (folder / "m.pdf").write_bytes(mutant)
-            for tool, extra in (("pdf_info", {}), ("pdf_read", {}), ("pdf_read", {"engine": "layout"})):
+            calls = (
+                ("pdf_info", {}),
+                ("pdf_read", {}),
+                ("pdf_outline", {}),
+                ("pdf_attachments", {}),
+                ("pdf_read", {"engine": "layout"}),
+            )
+            for tool, extra in calls:
                 if extra and index % 5:
                     continue  # layout analysis on every fifth mutant: it is the slow engine
                 call_started = time.perf_counter()

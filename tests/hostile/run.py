@@ -25,7 +25,13 @@ from tests.hostile.generate import CLASSES, write_all
 PROJECT = Path(__file__).resolve().parent.parent.parent
 TIMEOUT_S = 5
 MEMORY_MB = 512
-CALLS = {"info": ("pdf_info", {}), "fast": ("pdf_read", {}), "layout": ("pdf_read", {"engine": "layout"})}
+CALLS = {
+    "info": ("pdf_info", {}),
+    "fast": ("pdf_read", {}),
+    "layout": ("pdf_read", {"engine": "layout"}),
+    "outline": ("pdf_outline", {}),
+    "attachments": ("pdf_attachments", {}),
+}
 
 
 @dataclass
@@ -90,7 +96,9 @@ def table(outcomes: list[Outcome], rss: dict[str, float]) -> str:
     ]
     for o in outcomes:
         peak = f"{o.peak_rss_kb / 1024:.0f}" if o.peak_rss_kb else "-"
-        label = {"info": "pdf_info", "fast": "pdf_read fast", "layout": "pdf_read layout"}[o.engine]
+        label = {"info": "pdf_info", "fast": "pdf_read fast", "layout": "pdf_read layout"}.get(
+            o.engine, f"pdf_{o.engine}"
+        )
         lines.append(f"| {o.cls} | {label} | `{o.code}` | {o.seconds:.2f} | {peak} |")
     return "\n".join(lines)
 

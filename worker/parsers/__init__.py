@@ -7,34 +7,29 @@ JSON-serialisable dict or raises ``WorkerError``.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["Parser", "get_parser"]
 
 Parser = Callable[[bytes, dict[str, Any]], dict[str, Any]]
 
 
+_MODULES: Final = {
+    "pdf_info": "worker.parsers.info",
+    "pdf_read": "worker.parsers.read",
+    "pdf_outline": "worker.parsers.outline",
+    "pdf_attachments": "worker.parsers.attachments",
+    "page_count": "worker.parsers.count",
+    "escape": "worker.escape",
+    "fault": "worker.faults",
+}
+
+
 def get_parser(kind: str) -> Parser:
-    """Return the parser for a job kind; imported lazily so the zygote controls warm-up order."""
-    if kind == "pdf_info":
-        from worker.parsers.info import run as run_info
-
-        return run_info
-    if kind == "pdf_read":
-        from worker.parsers.read import run as run_read
-
-        return run_read
-    if kind == "page_count":
-        from worker.parsers.count import run as run_count
-
-        return run_count
-    if kind == "fault":
-        from worker.faults import run as run_fault
-
-        return run_fault
-    if kind == "escape":
-        from worker.escape import run as run_escape
-
-        return run_escape
-    raise KeyError(kind)
+    """The parser for a job kind. Imported lazily so the zygote controls warm-up order; in a job
+    child the module is always imported already (the child can open no file)."""
+    module = importlib.import_module(_MODULES[kind])
+    parser: Parser = module.run
+    return parser

@@ -1,0 +1,78 @@
+"""pdf_outline and pdf_attachments on generated fixtures, with exact values, over the real client."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pdfs
+import pytest
+from conftest import connect
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("structured")
+    pdfs.write(folder / "structured.pdf", pdfs.structured_pdf())
+    pdfs.write(folder / "plain.pdf", pdfs.text_pdf(["No outline, no attachments"]))
+    return folder
+
+
+def code(result: Any) -> str:
+    assert result.is_error is True
+    return str(result.structured_content["error"]["code"])
+
+
+async def test_outline_levels_pages_labels_and_actions(root: Path) -> None:
+    async with connect(root) as client:
+        outline = await client.call_tool("pdf_outline", {"path": "structured.pdf"})
+        shallow = await client.call_tool("pdf_outline", {"path": "structured.pdf", "max_depth": 1})
+        few = await client.call_tool("pdf_outline", {"path": "structured.pdf", "max_items": 2})
+        empty = await client.call_tool("pdf_outline", {"path": "plain.pdf"})
+    items = [
+        (i["title"], i["level"], i["page"], i["label"], i["action"])
+        for i in outline.structured_content["items"]
+    ]
+    assert items == [
+        ("Introduction", 1, 1, "i", "goto"),
+        ("Scope", 2, 2, "ii", "goto"),
+        ("Results", 1, 3, "1", "goto"),
+        ("Named results", 1, 4, "2", "goto"),
+        ("Website", 1, None, None, "uri"),
+    ]
+    assert outline.structured_content["truncated"] is False
+    assert "  - Scope -> page 2 (ii)" in outline.content[0].text
+    assert [i["title"] for i in shallow.structured_content["items"]] == [
+        "Introduction", "Results", "Named results", "Website",
+    ]  # fmt: skip
+    assert shallow.structured_content["truncated"] is True and shallow.structured_content["warnings"]
+    assert len(few.structured_content["items"]) == 2 and few.structured_content["truncated"] is True
+    assert empty.structured_content["items"] == [] and empty.structured_content["truncated"] is False
+
+
+async def test_attachments_listed_flagged_and_extracted(root: Path) -> None:
+    async with connect(root) as client:
+        listed = await client.call_tool("pdf_attachments", {"path": "structured.pdf"})
+        got = await client.call_tool("pdf_attachments", {"path": "structured.pdf", "extract": "notes.txt"})
+        too_big = await client.call_tool(
+            "pdf_attachments", {"path": "structured.pdf", "extract": "notes.txt", "max_bytes": 4}
+        )
+        missing = await client.call_tool("pdf_attachments", {"path": "structured.pdf", "extract": "nope"})
+        none = await client.call_tool("pdf_attachments", {"path": "plain.pdf"})
+    files = {f["name"]: f for f in listed.structured_content["attachments"]}
+    assert set(files) == {"notes.txt", "../../evil.sh"}
+    assert (
+        files["../../evil.sh"]["path_traversal"] is True and files["../../evil.sh"]["safe_name"] == "evil.sh"
+    )
+    assert files["notes.txt"]["path_traversal"] is False
+    assert files["notes.txt"]["size"] == 15 and files["notes.txt"]["mime_type"] == "text/plain"
+    assert files["notes.txt"]["sha256"] == hashlib.sha256(b"attached notes\n").hexdigest()
+    assert listed.structured_content["extracted"] is None
+    assert base64.b64decode(got.structured_content["extracted"]["data_base64"]) == b"attached notes\n"
+    assert code(too_big) == "output_limit"
+    assert code(missing) == "invalid_arguments"
+    assert none.structured_content["attachments"] == []
