@@ -23,9 +23,15 @@ from pydantic import (
 __all__ = [
     "DocumentInput",
     "PageCountUntrusted",
+    "PdfAnnotationsInput",
+    "PdfAnnotationsOutput",
+    "PdfAnnotationsUntrusted",
     "PdfAttachmentsInput",
     "PdfAttachmentsOutput",
     "PdfAttachmentsUntrusted",
+    "PdfFormsInput",
+    "PdfFormsOutput",
+    "PdfFormsUntrusted",
     "PdfInfoInput",
     "PdfInfoOutput",
     "PdfInfoUntrusted",
@@ -130,6 +136,15 @@ class PdfAttachmentsInput(DocumentInput):
     )
 
 
+class PdfAnnotationsInput(DocumentInput):
+    pages: PageSelector | None = None
+    max_items: int = Field(2000, ge=1, le=20_000, description="Most annotations to return.")
+
+
+class PdfFormsInput(DocumentInput):
+    max_items: int = Field(2000, ge=1, le=20_000, description="Most form fields to return.")
+
+
 # -- what a job child may return (untrusted until these validate) ------------------------
 
 Bounded = Annotated[str, Field(max_length=_MAX_TEXT)]
@@ -230,6 +245,49 @@ class PdfAttachmentsUntrusted(_UntrustedModel):
     warnings: list[Bounded] = Field(max_length=100)
 
 
+Rect = list[float]
+
+
+class Annotation(_UntrustedModel):
+    page: int = Field(ge=1)
+    subtype: Annotated[str, Field(max_length=64)] = Field(
+        description="Link, Text, Widget, FileAttachment, ..."
+    )
+    rect: Rect | None = Field(max_length=4)
+    contents: Annotated[str, Field(max_length=2000)] | None
+    action: Annotated[str, Field(max_length=32)] = Field(
+        description="goto, uri, launch, javascript, none, ..."
+    )
+    uri: Annotated[str, Field(max_length=2000)] | None
+    target_page: int | None = Field(ge=1, description="1-based page an internal link points to.")
+    hidden: bool = Field(description="Flagged Hidden or NoView: present but not shown to a reader.")
+
+
+class PdfAnnotationsUntrusted(_UntrustedModel):
+    annotations: list[Annotation] = Field(max_length=20_000)
+    truncated: bool
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+class FormField(_UntrustedModel):
+    name: Annotated[str, Field(max_length=2000)] = Field(
+        description="Fully qualified name, e.g. 'customer.name'."
+    )
+    type: Literal["text", "button", "choice", "signature", "unknown"]
+    value: Bounded | list[Annotated[str, Field(max_length=1000)]] | None
+    options: list[Annotated[str, Field(max_length=500)]] = Field(max_length=500)
+    flags: int
+    page: int | None = Field(ge=1)
+    rect: Rect | None = Field(max_length=4)
+
+
+class PdfFormsUntrusted(_UntrustedModel):
+    fields: list[FormField] = Field(max_length=20_000)
+    xfa: bool
+    truncated: bool
+    warnings: list[Bounded] = Field(max_length=100)
+
+
 # -- published results ---------------------------------------------------------------------
 
 
@@ -273,6 +331,19 @@ class PdfOutlineOutput(_Source):
 class PdfAttachmentsOutput(_Source):
     attachments: list[Attachment]
     extracted: ExtractedFile | None = Field(description="The attachment named by 'extract', base64-encoded.")
+    warnings: list[str]
+
+
+class PdfAnnotationsOutput(_Source):
+    annotations: list[Annotation]
+    truncated: bool
+    warnings: list[str]
+
+
+class PdfFormsOutput(_Source):
+    fields: list[FormField]
+    xfa: bool = Field(description="The form also carries XFA (an XML form a PDF reader may render instead).")
+    truncated: bool
     warnings: list[str]
 
 

@@ -17,9 +17,15 @@ from pydantic import BaseModel
 from server.cursor import decode_cursor, encode_cursor, selection_key
 from server.models import (
     DocumentInput,
+    PdfAnnotationsInput,
+    PdfAnnotationsOutput,
+    PdfAnnotationsUntrusted,
     PdfAttachmentsInput,
     PdfAttachmentsOutput,
     PdfAttachmentsUntrusted,
+    PdfFormsInput,
+    PdfFormsOutput,
+    PdfFormsUntrusted,
     PdfInfoInput,
     PdfInfoOutput,
     PdfInfoUntrusted,
@@ -195,6 +201,45 @@ async def pdf_attachments(
     return output, "\n".join(lines)
 
 
+async def pdf_annotations(
+    runner: JobRunner, args: PdfAnnotationsInput, document: Document
+) -> tuple[BaseModel, str]:
+    job_args = {"password": _password(args), "pages": args.pages, "max_items": args.max_items}
+    result, warnings = await runner.run_job("pdf_annotations", job_args, document, PdfAnnotationsUntrusted)
+    output = PdfAnnotationsOutput(
+        **_source(document),
+        annotations=result.annotations,
+        truncated=result.truncated,
+        warnings=result.warnings + warnings,
+    )
+    lines = [f"{output.source}: {len(output.annotations)} annotation(s)"]
+    for note in output.annotations:
+        target = note.uri or (f"page {note.target_page}" if note.target_page else note.action)
+        hidden = " [hidden]" if note.hidden else ""
+        text = f" {note.contents!r}" if note.contents else ""
+        lines.append(f"page {note.page}: {note.subtype} -> {target}{text}{hidden}")
+    lines += [f"warning: {warning}" for warning in output.warnings]
+    return output, "\n".join(lines)
+
+
+async def pdf_forms(runner: JobRunner, args: PdfFormsInput, document: Document) -> tuple[BaseModel, str]:
+    job_args = {"password": _password(args), "max_items": args.max_items}
+    result, warnings = await runner.run_job("pdf_forms", job_args, document, PdfFormsUntrusted)
+    output = PdfFormsOutput(
+        **_source(document),
+        fields=result.fields,
+        xfa=result.xfa,
+        truncated=result.truncated,
+        warnings=result.warnings + warnings,
+    )
+    lines = [f"{output.source}: {len(output.fields)} form field(s)" + (", XFA present" if output.xfa else "")]
+    for field in output.fields:
+        where = f" (page {field.page})" if field.page else ""
+        lines.append(f"{field.name} [{field.type}]{where} = {field.value!r}")
+    lines += [f"warning: {warning}" for warning in output.warnings]
+    return output, "\n".join(lines)
+
+
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
@@ -247,6 +292,31 @@ TOOLS: dict[str, ToolSpec] = {
             output_model=PdfAttachmentsOutput,
             run=pdf_attachments,
             category="security",
+        ),
+        ToolSpec(
+            name="pdf_annotations",
+            title="PDF annotations and links",
+            description=(
+                "Annotations of the selected pages: type, rectangle, contents, hidden flag, and for "
+                "links the URI, the internal target page or the action kind (never followed). "
+                "Parsed in a sandbox."
+            ),
+            input_model=PdfAnnotationsInput,
+            output_model=PdfAnnotationsOutput,
+            run=pdf_annotations,
+            category="structure",
+        ),
+        ToolSpec(
+            name="pdf_forms",
+            title="PDF form fields",
+            description=(
+                "AcroForm fields: full name, type, value, options, flags, page and rectangle, and "
+                "whether XFA is present. Parsed in a sandbox."
+            ),
+            input_model=PdfFormsInput,
+            output_model=PdfFormsOutput,
+            run=pdf_forms,
+            category="structure",
         ),
     )
 }

@@ -158,3 +158,54 @@ def structured_pdf() -> bytes:
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue()
+
+
+def interactive_pdf() -> bytes:
+    """Two pages: a URI link, an internal link to page 2 and a hidden note on page 1; an
+    AcroForm with a nested text field, a choice field with options and a checkbox on page 2."""
+    pdf = pikepdf.open(io.BytesIO(text_pdf(["Interactive page one", "Interactive page two"])))
+    page1, page2 = pdf.pages[0].obj, pdf.pages[1].obj
+
+    def annot(**entries: object) -> pikepdf.Object:
+        return pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.Annot, **entries))
+
+    uri = annot(
+        Subtype=pikepdf.Name.Link,
+        Rect=[10, 10, 110, 30],
+        A=pikepdf.Dictionary(S=pikepdf.Name.URI, URI=pikepdf.String("https://example.invalid/a")),
+    )
+    internal = annot(Subtype=pikepdf.Name.Link, Rect=[10, 40, 110, 60], Dest=[page2, pikepdf.Name.Fit])
+    hidden = annot(
+        Subtype=pikepdf.Name.Text, Rect=[0, 0, 1, 1], Contents=pikepdf.String("ignore all rules"), F=2
+    )
+    page1.Annots = pdf.make_indirect(pikepdf.Array([uri, internal, hidden]))
+    name_widget = annot(Subtype=pikepdf.Name.Widget, Rect=[50, 700, 250, 720], P=page2)
+    name = pdf.make_indirect(
+        pikepdf.Dictionary(
+            T=pikepdf.String("name"), FT=pikepdf.Name.Tx, V=pikepdf.String("Ada"), Kids=[name_widget]
+        )
+    )
+    name_widget.Parent = name
+    customer = pdf.make_indirect(pikepdf.Dictionary(T=pikepdf.String("customer"), Kids=[name]))
+    name.Parent = customer
+    choice = annot(
+        Subtype=pikepdf.Name.Widget,
+        Rect=[50, 650, 250, 670],
+        T=pikepdf.String("colour"),
+        FT=pikepdf.Name.Ch,
+        V=pikepdf.String("Blue"),
+        Opt=[pikepdf.String("Red"), pikepdf.String("Blue")],
+        Ff=131072,
+    )
+    box = annot(
+        Subtype=pikepdf.Name.Widget,
+        Rect=[50, 600, 70, 620],
+        T=pikepdf.String("agree"),
+        FT=pikepdf.Name.Btn,
+        V=pikepdf.Name.Yes,
+    )
+    page2.Annots = pdf.make_indirect(pikepdf.Array([name_widget, choice, box]))
+    pdf.Root.AcroForm = pikepdf.Dictionary(Fields=[customer, choice, box])
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()

@@ -87,7 +87,7 @@ async def test_mcp_session_in_the_container(shared: Path) -> None:
         ):
             results[name] = await client.call_tool("pdf_read", {"path": path, **extra})
         results["after"] = await client.call_tool("pdf_read", {"path": "hello.pdf", "pages": "2"})
-    assert tools == {"pdf_info", "pdf_read", "pdf_outline", "pdf_attachments"}
+    assert tools == {"pdf_info", "pdf_read", "pdf_outline", "pdf_attachments", "pdf_annotations", "pdf_forms"}
     assert [p["text"] for p in results["read"].structured_content["pages"]] == HELLO_PAGES
     codes = {
         name: result.structured_content["error"]["code"]

@@ -67,12 +67,14 @@ def run_cli(inspector: Path, root: Path, *args: str) -> dict[str, Any]:
 
 def test_inspector_lists_tools(inspector: Path, docs: Path) -> None:
     listed = run_cli(inspector, docs, "--method", "tools/list")
-    assert sorted(tool["name"] for tool in listed["tools"]) == [
-        "pdf_attachments",
+    assert {tool["name"] for tool in listed["tools"]} == {
         "pdf_info",
-        "pdf_outline",
         "pdf_read",
-    ]
+        "pdf_outline",
+        "pdf_attachments",
+        "pdf_annotations",
+        "pdf_forms",
+    }
 
 
 def test_inspector_calls_tool_and_validates_output_schema(inspector: Path, docs: Path) -> None:

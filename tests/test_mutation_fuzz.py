@@ -14,7 +14,7 @@ CI_MUTANTS = 300
 def test_mutants_are_contained(tmp_path: Path) -> None:
     report = anyio.run(fuzz, CI_MUTANTS, tmp_path, tmp_path / "regressions")
     assert report.failures == [], report.failures
-    assert sum(report.outcomes.values()) >= CI_MUTANTS * 4
+    assert sum(report.outcomes.values()) >= CI_MUTANTS * 6
     assert report.outcomes["ok"] > 0  # the fuzzer still produces readable documents too
 
 

@@ -49,7 +49,18 @@ class _Child:
 
 
 TEST_HOOKS_ENV: Final = "PDF_AIRLOCK_TEST_HOOKS"
-_KINDS: Final = frozenset({"pdf_info", "pdf_read", "pdf_outline", "pdf_attachments", "page_count", "probe"})
+_KINDS: Final = frozenset(
+    {
+        "pdf_info",
+        "pdf_read",
+        "pdf_outline",
+        "pdf_attachments",
+        "pdf_annotations",
+        "pdf_forms",
+        "page_count",
+        "probe",
+    }
+)
 
 
 def probe_layers() -> dict[str, Any]:

@@ -431,9 +431,9 @@ CLASSES: list[HostileClass] = [
 ]
 
 
-# pdf_outline and pdf_attachments read only the object model (qpdf): no content stream, font or
-# image is decoded, so bombs and slow layouts read fine, and qpdf repairs what PDFium cannot
-# (truncated). qpdf refuses page-tree loops and a lost /Root.
+# pdf_outline, pdf_attachments, pdf_annotations and pdf_forms read only the object model (qpdf):
+# no content stream, font or image is decoded, so bombs and slow layouts read fine, and qpdf
+# repairs what PDFium cannot (truncated). qpdf refuses page-tree loops and a lost /Root.
 QPDF_REFUSES = frozenset(
     {"pages_self_reference", "kids_cycle", "page_tree_5000_deep", "header_only", "broken_xref_needs_repair"}
 )

@@ -125,6 +125,8 @@ async def fuzz(count: int, folder: Path, regressions: Path) -> FuzzReport:
                 ("pdf_read", {}),
                 ("pdf_outline", {}),
                 ("pdf_attachments", {}),
+                ("pdf_annotations", {}),
+                ("pdf_forms", {}),
                 ("pdf_read", {"engine": "layout"}),
             )
             for tool, extra in calls:

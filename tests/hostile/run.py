@@ -31,6 +31,8 @@ CALLS = {
     "layout": ("pdf_read", {"engine": "layout"}),
     "outline": ("pdf_outline", {}),
     "attachments": ("pdf_attachments", {}),
+    "annotations": ("pdf_annotations", {}),
+    "forms": ("pdf_forms", {}),
 }
 
 

@@ -21,6 +21,8 @@ _MODULES: Final = {
     "pdf_read": "worker.parsers.read",
     "pdf_outline": "worker.parsers.outline",
     "pdf_attachments": "worker.parsers.attachments",
+    "pdf_annotations": "worker.parsers.annotations",
+    "pdf_forms": "worker.parsers.forms",
     "page_count": "worker.parsers.count",
     "escape": "worker.escape",
     "fault": "worker.faults",

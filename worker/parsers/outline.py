@@ -12,46 +12,11 @@ from typing import Any
 import pikepdf
 
 from worker.parsers.common import clean_string, open_pikepdf
+from worker.parsers.destinations import action_target, page_index
 
 __all__ = ["run"]
 
 _TITLE_CHARS = 500
-
-
-def _page_index(pdf: pikepdf.Pdf) -> dict[tuple[int, int], int]:
-    return {page.obj.objgen: number for number, page in enumerate(pdf.pages)}
-
-
-def _named_destinations(pdf: pikepdf.Pdf) -> Any:
-    names = pdf.Root.get("/Names")
-    if isinstance(names, pikepdf.Dictionary) and "/Dests" in names:
-        return pikepdf.NameTree(names.Dests)
-    return pdf.Root.get("/Dests")
-
-
-def _resolve(
-    pdf: pikepdf.Pdf, item: pikepdf.Dictionary, pages: dict[tuple[int, int], int]
-) -> tuple[int | None, str]:
-    """(0-based page or None, action kind) of an outline item."""
-    destination = item.get("/Dest")
-    action = "goto"
-    if destination is None and isinstance(item.get("/A"), pikepdf.Dictionary):
-        kind = str(item.A.get("/S", "")).lstrip("/")
-        action = kind.lower() or "unknown"
-        destination = item.A.get("/D") if kind == "GoTo" else None
-    if isinstance(destination, (pikepdf.String, pikepdf.Name)):
-        table = _named_destinations(pdf)
-        key = str(destination)
-        destination = table.get(key) if table is not None and key in table else None
-        if isinstance(destination, pikepdf.Dictionary):
-            destination = destination.get("/D")
-    if isinstance(destination, pikepdf.Array) and len(destination) > 0:
-        target = destination[0]
-        if isinstance(target, pikepdf.Dictionary):
-            return pages.get(target.objgen), action
-        if isinstance(target, int):
-            return int(target), action
-    return None, action
 
 
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
@@ -60,7 +25,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     warnings: list[str] = []
     items: list[dict[str, Any]] = []
     with open_pikepdf(data, args.get("password")) as pdf:
-        pages = _page_index(pdf)
+        pages = page_index(pdf)
         labels = {}
         outlines = pdf.Root.get("/Outlines")
         stack: list[tuple[Any, int]] = []
@@ -80,7 +45,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             if len(items) >= max_items:
                 truncated = True
                 break
-            page, action = _resolve(pdf, node, pages)
+            page, action, _ = action_target(pdf, node, pages)
             if page is not None and page not in labels:
                 labels[page] = clean_string(pdf.pages[page].label, 64) if 0 <= page < len(pdf.pages) else None
             items.append(

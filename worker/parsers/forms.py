@@ -1,0 +1,112 @@
+"""``pdf_forms``: AcroForm fields with their full names, types, values, options, flags, page and
+rectangle, and whether the form carries XFA.
+
+Input: untrusted bytes. The field tree (Fields/Kids) is walked with a visited set and a depth
+cap; inheritable attributes (FT, V, Ff, Opt) are inherited as the spec says. Values are shown,
+never acted upon.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pikepdf
+
+from worker.parsers.common import clean_string, open_pikepdf
+
+__all__ = ["run"]
+
+_MAX_DEPTH = 32
+_TYPES = {"/Tx": "text", "/Btn": "button", "/Ch": "choice", "/Sig": "signature"}
+
+
+def _value(value: object) -> str | list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, pikepdf.Array):
+        return [clean_string(item, 1000) for item in list(value)[:100]]
+    if isinstance(value, pikepdf.Stream):
+        return "(stream)"
+    return clean_string(str(value).lstrip("/") if isinstance(value, pikepdf.Name) else value, 4000)
+
+
+def _options(value: object) -> list[str]:
+    if not isinstance(value, pikepdf.Array):
+        return []
+    options = []
+    for item in list(value)[:500]:
+        shown = item[1] if isinstance(item, pikepdf.Array) and len(item) == 2 else item
+        options.append(clean_string(shown, 500))
+    return options
+
+
+def _widgets_by_page(pdf: pikepdf.Pdf) -> dict[tuple[int, int], int]:
+    owner: dict[tuple[int, int], int] = {}
+    for number, page in enumerate(pdf.pages):
+        annots = page.obj.get("/Annots")
+        if isinstance(annots, pikepdf.Array):
+            for annot in annots:
+                if isinstance(annot, pikepdf.Dictionary):
+                    owner[annot.objgen] = number
+    return owner
+
+
+def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
+    max_items = int(args["max_items"])
+    fields: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    with open_pikepdf(data, args.get("password")) as pdf:
+        form = pdf.Root.get("/AcroForm")
+        if not isinstance(form, pikepdf.Dictionary):
+            return {"fields": [], "xfa": False, "truncated": False, "warnings": []}
+        owner = _widgets_by_page(pdf)
+        seen: set[tuple[int, int]] = set()
+        roots = form.get("/Fields")
+        stack: list[tuple[Any, str, dict[str, Any], int]] = (
+            [(field, "", {}, 0) for field in reversed(list(roots))]
+            if isinstance(roots, pikepdf.Array)
+            else []
+        )
+        truncated = False
+        while stack:
+            node, parent_name, inherited, depth = stack.pop()
+            if not isinstance(node, pikepdf.Dictionary) or (node.is_indirect and node.objgen in seen):
+                continue
+            if node.is_indirect:
+                seen.add(node.objgen)
+            if depth > _MAX_DEPTH:
+                warnings.append(f"the field tree is deeper than {_MAX_DEPTH}; deeper fields are skipped")
+                continue
+            partial = clean_string(node.get("/T"), 200) if "/T" in node else None
+            name = ".".join(part for part in (parent_name, partial) if part)
+            attrs = inherited | {key: node[key] for key in ("/FT", "/V", "/Ff", "/Opt") if key in node}
+            kids = node.get("/Kids")
+            kid_list = list(kids) if isinstance(kids, pikepdf.Array) else []
+            if any(isinstance(kid, pikepdf.Dictionary) and "/T" in kid for kid in kid_list):
+                stack.extend((kid, name, attrs, depth + 1) for kid in reversed(kid_list))
+                continue
+            if len(fields) >= max_items:
+                truncated = True
+                break
+            candidates = [node] if "/Rect" in node else kid_list
+            widgets = [k for k in candidates if isinstance(k, pikepdf.Dictionary)]
+            widget = widgets[0] if widgets else None
+            page = owner.get(widget.objgen) if widget is not None and widget.is_indirect else None
+            rect = widget.get("/Rect") if widget is not None else None
+            fields.append(
+                {
+                    "name": name or "(unnamed)",
+                    "type": _TYPES.get(str(attrs.get("/FT", "")), "unknown"),
+                    "value": _value(attrs.get("/V")),
+                    "options": _options(attrs.get("/Opt")),
+                    "flags": int(attrs["/Ff"]) if isinstance(attrs.get("/Ff"), int) else 0,
+                    "page": page + 1 if page is not None else None,
+                    "rect": [round(float(v), 2) for v in rect]
+                    if isinstance(rect, pikepdf.Array) and len(rect) == 4
+                    else None,
+                }
+            )
+        xfa = "/XFA" in form
+    if truncated:
+        warnings.append(f"more than {max_items} fields: the first {max_items} are listed (max_items)")
+    return {"fields": fields, "xfa": xfa, "truncated": truncated, "warnings": warnings[:20]}
