@@ -41,6 +41,9 @@ __all__ = [
     "PdfReadInput",
     "PdfReadOutput",
     "PdfReadUntrusted",
+    "PdfSecurityInput",
+    "PdfSecurityOutput",
+    "PdfSecurityUntrusted",
     "ToolErrorOutput",
     "output_schema",
 ]
@@ -143,6 +146,10 @@ class PdfAnnotationsInput(DocumentInput):
 
 class PdfFormsInput(DocumentInput):
     max_items: int = Field(2000, ge=1, le=20_000, description="Most form fields to return.")
+
+
+class PdfSecurityInput(DocumentInput):
+    pass
 
 
 # -- what a job child may return (untrusted until these validate) ------------------------
@@ -288,6 +295,46 @@ class PdfFormsUntrusted(_UntrustedModel):
     warnings: list[Bounded] = Field(max_length=100)
 
 
+class ActionLocation(_UntrustedModel):
+    where: Annotated[str, Field(max_length=300)]
+    action: Annotated[str, Field(max_length=64)]
+    detail: Annotated[str, Field(max_length=400)]
+
+
+class Signature(_UntrustedModel):
+    field: Annotated[str, Field(max_length=200)]
+    filter: Annotated[str, Field(max_length=64)]
+    covers_whole_file: bool | None = Field(description="False: bytes were added after signing.")
+
+
+class HiddenText(_UntrustedModel):
+    invisible_render_mode: int = Field(ge=0, description="Text shown with render mode 3 (invisible).")
+    white_fill: int = Field(ge=0, description="Text shown in white fill colour.")
+    off_page: int = Field(ge=0, description="Text placed outside the page box.")
+    pages_scanned: int = Field(ge=0)
+
+
+class SecurityEncryption(_UntrustedModel):
+    revision: int
+    key_bits: int
+    method: Annotated[str, Field(max_length=64)]
+
+
+class PdfSecurityUntrusted(_UntrustedModel):
+    risk: Literal["low", "medium", "high"]
+    reasons: list[Bounded] = Field(max_length=100)
+    actions: dict[Annotated[str, Field(max_length=64)], int] = Field(max_length=100)
+    locations: list[ActionLocation] = Field(max_length=200)
+    xfa: bool
+    rich_media: int = Field(ge=0)
+    embedded_files: int = Field(ge=0)
+    encryption: SecurityEncryption | None
+    incremental_updates: int = Field(ge=0)
+    signatures: list[Signature] = Field(max_length=200)
+    hidden_text: HiddenText
+    warnings: list[Bounded] = Field(max_length=100)
+
+
 # -- published results ---------------------------------------------------------------------
 
 
@@ -344,6 +391,26 @@ class PdfFormsOutput(_Source):
     fields: list[FormField]
     xfa: bool = Field(description="The form also carries XFA (an XML form a PDF reader may render instead).")
     truncated: bool
+    warnings: list[str]
+
+
+class PdfSecurityOutput(_Source):
+    risk: Literal["low", "medium", "high"] = Field(
+        description="high: JavaScript, Launch, form submission/import, rich media or XFA; medium: links out, "
+        "embedded files, hidden text or a partial signature; low: none of these."
+    )
+    reasons: list[str]
+    actions: dict[str, int] = Field(
+        description="Count of each action type found anywhere a reader triggers one."
+    )
+    locations: list[ActionLocation]
+    xfa: bool
+    rich_media: int
+    embedded_files: int
+    encryption: SecurityEncryption | None
+    incremental_updates: int = Field(description="Revisions appended after the first save.")
+    signatures: list[Signature]
+    hidden_text: HiddenText
     warnings: list[str]
 
 

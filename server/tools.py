@@ -35,6 +35,9 @@ from server.models import (
     PdfReadInput,
     PdfReadOutput,
     PdfReadUntrusted,
+    PdfSecurityInput,
+    PdfSecurityOutput,
+    PdfSecurityUntrusted,
     output_schema,
 )
 from server.paths import Document
@@ -240,6 +243,30 @@ async def pdf_forms(runner: JobRunner, args: PdfFormsInput, document: Document) 
     return output, "\n".join(lines)
 
 
+async def pdf_security(
+    runner: JobRunner, args: PdfSecurityInput, document: Document
+) -> tuple[BaseModel, str]:
+    job_args = {"password": _password(args)}
+    result, warnings = await runner.run_job("pdf_security", job_args, document, PdfSecurityUntrusted)
+    fields = result.model_dump(exclude={"warnings"})
+    output = PdfSecurityOutput(**_source(document), **fields, warnings=result.warnings + warnings)
+    reasons = f" ({'; '.join(output.reasons)})" if output.reasons else ""
+    lines = [f"{output.source}: risk {output.risk}{reasons}"]
+    for loc in output.locations:
+        lines.append(f"- {loc.action} at {loc.where}" + (f": {loc.detail}" if loc.detail else ""))
+    hidden = output.hidden_text
+    lines.append(
+        f"hidden text: {hidden.invisible_render_mode} invisible, {hidden.white_fill} white, "
+        f"{hidden.off_page} off-page ({hidden.pages_scanned} page(s) scanned)"
+    )
+    lines.append(
+        f"embedded files {output.embedded_files}, XFA {output.xfa}, rich media {output.rich_media}, "
+        f"incremental updates {output.incremental_updates}, signatures {len(output.signatures)}"
+    )
+    lines += [f"warning: {warning}" for warning in output.warnings]
+    return output, "\n".join(lines)
+
+
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
@@ -317,6 +344,21 @@ TOOLS: dict[str, ToolSpec] = {
             output_model=PdfFormsOutput,
             run=pdf_forms,
             category="structure",
+        ),
+        ToolSpec(
+            name="pdf_security",
+            title="PDF active-content inventory",
+            description=(
+                "Triage before trusting a document: JavaScript and actions (open, page, annotation, "
+                "field, name tree), Launch/URI/SubmitForm/ImportData, rich media, XFA, embedded "
+                "files, encryption, incremental updates, signatures and their coverage, and text a "
+                "reader would not see (invisible, white, off-page: a prompt-injection signal), with "
+                "a risk summary. Nothing is executed. Parsed in a sandbox."
+            ),
+            input_model=PdfSecurityInput,
+            output_model=PdfSecurityOutput,
+            run=pdf_security,
+            category="security",
         ),
     )
 }

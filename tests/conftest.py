@@ -24,6 +24,15 @@ HELLO_PAGES = [
     "Third page: the end.",
 ]
 TEST_PASSWORD = "s3cret-pass"
+ALL_TOOLS = {
+    "pdf_info",
+    "pdf_read",
+    "pdf_outline",
+    "pdf_attachments",
+    "pdf_annotations",
+    "pdf_forms",
+    "pdf_security",
+}
 BOMB_MIB = 1024
 TEST_TIMEOUT_S = 3
 TEST_MEMORY_MB = 256

@@ -209,3 +209,30 @@ def interactive_pdf() -> bytes:
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue()
+
+
+def hidden_text_pdf() -> bytes:
+    """Visible text plus text in render mode 3, in white, and placed far outside the page; and a
+    signature field whose ByteRange stops before the end of the file (bytes added after signing)."""
+    content = (
+        b"BT /F1 12 Tf 72 720 Td (Visible text) Tj ET\n"
+        b"BT 3 Tr /F1 12 Tf 72 700 Td (invisible instructions) Tj ET\n"
+        b"1 1 1 rg BT 0 Tr /F1 12 Tf 72 680 Td (white instructions) Tj ET\n"
+        b"0 g BT /F1 12 Tf 1 0 0 1 5000 5000 Tm (far away) Tj ET\n"
+    )
+    pdf = pikepdf.new()
+    _page_with_content(pdf, pdf.make_stream(content))
+    signature = pikepdf.Dictionary(
+        Type=pikepdf.Name.Sig,
+        Filter=pikepdf.Name("/Adobe.PPKLite"),
+        SubFilter=pikepdf.Name("/adbe.pkcs7.detached"),
+        ByteRange=[0, 100, 200, 50],
+        Contents=pikepdf.String(b"\x00" * 16),
+    )
+    field = pdf.make_indirect(
+        pikepdf.Dictionary(FT=pikepdf.Name.Sig, T=pikepdf.String("approval"), V=pdf.make_indirect(signature))
+    )
+    pdf.Root.AcroForm = pikepdf.Dictionary(Fields=[field], SigFlags=3)
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue() + b"\n% appended update\n%%EOF\n"

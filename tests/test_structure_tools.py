@@ -131,3 +131,36 @@ async def test_form_fields(interactive: Path) -> None:
         "xfa": False,
         "truncated": False,
     }
+
+
+async def test_security_inventory(interactive: Path) -> None:
+    from tests.hostile.generate import active_content
+
+    pdfs.write(interactive / "active.pdf", active_content())
+    pdfs.write(interactive / "hidden.pdf", pdfs.hidden_text_pdf())
+    async with connect(interactive) as client:
+        active = (await client.call_tool("pdf_security", {"path": "active.pdf"})).structured_content
+        hidden = (await client.call_tool("pdf_security", {"path": "hidden.pdf"})).structured_content
+        links = (await client.call_tool("pdf_security", {"path": "interactive.pdf"})).structured_content
+        plain = (await client.call_tool("pdf_security", {"path": "plain.pdf"})).structured_content
+    assert active["risk"] == "high"
+    assert active["actions"] == {"javascript": 1, "launch": 1, "uri": 1}
+    assert {(loc["where"], loc["action"]) for loc in active["locations"]} == {
+        ("document open", "javascript"),
+        ("document WC", "launch"),
+        ("page 1 Link annotation", "uri"),
+    }
+    assert active["embedded_files"] == 1
+    assert hidden["risk"] == "medium"
+    assert hidden["hidden_text"] == {
+        "invisible_render_mode": 1,
+        "white_fill": 1,
+        "off_page": 1,
+        "pages_scanned": 1,
+    }
+    assert hidden["signatures"] == [
+        {"field": "approval", "filter": "adbe.pkcs7.detached", "covers_whole_file": False}
+    ]
+    assert hidden["incremental_updates"] == 1
+    assert links["risk"] == "medium" and links["actions"] == {"uri": 1}
+    assert plain["risk"] == "low" and plain["reasons"] == [] and plain["actions"] == {}

@@ -60,6 +60,7 @@ def warm_up() -> None:
     attachments = get_parser("pdf_attachments")(data, {"max_bytes": 100, "extract": "warm-up.txt"})
     get_parser("pdf_annotations")(data, {"max_items": 10})
     get_parser("pdf_forms")(data, {"max_items": 10})
+    get_parser("pdf_security")(data, {})
     if outline["items"][0]["page"] != 1 or attachments["extracted"] is None:
         raise RuntimeError("outline or attachment parsing failed its warm-up")
     get_parser("page_count")(data, {})

@@ -57,6 +57,7 @@ _KINDS: Final = frozenset(
         "pdf_attachments",
         "pdf_annotations",
         "pdf_forms",
+        "pdf_security",
         "page_count",
         "probe",
     }

@@ -127,6 +127,7 @@ async def fuzz(count: int, folder: Path, regressions: Path) -> FuzzReport:
                 ("pdf_attachments", {}),
                 ("pdf_annotations", {}),
                 ("pdf_forms", {}),
+                ("pdf_security", {}),
                 ("pdf_read", {"engine": "layout"}),
             )
             for tool, extra in calls:

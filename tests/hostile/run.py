@@ -33,6 +33,7 @@ CALLS = {
     "attachments": ("pdf_attachments", {}),
     "annotations": ("pdf_annotations", {}),
     "forms": ("pdf_forms", {}),
+    "security": ("pdf_security", {}),
 }
 
 

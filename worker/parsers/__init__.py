@@ -23,6 +23,7 @@ _MODULES: Final = {
     "pdf_attachments": "worker.parsers.attachments",
     "pdf_annotations": "worker.parsers.annotations",
     "pdf_forms": "worker.parsers.forms",
+    "pdf_security": "worker.parsers.security",
     "page_count": "worker.parsers.count",
     "escape": "worker.escape",
     "fault": "worker.faults",
