@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 from pydantic import BaseModel
@@ -160,14 +160,37 @@ def _read_text(read: PdfReadOutput) -> str:
     return "\n".join(parts)
 
 
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+async def _job_output(
+    runner: JobRunner,
+    kind: str,
+    job_args: dict[str, Any],
+    document: Document,
+    *,
+    untrusted: type[BaseModel],
+    output_model: type[OutputT],
+) -> OutputT:
+    """Run a job whose published output is its validated result plus the source fields."""
+    result, warnings = await runner.run_job(kind, job_args, document, untrusted)
+    fields = result.model_dump(exclude={"warnings"})
+    return output_model(**_source(document), **fields, warnings=[*getattr(result, "warnings", []), *warnings])
+
+
+def _text(lines: list[str], warnings: list[str]) -> str:
+    return "\n".join([*lines, *(f"warning: {warning}" for warning in warnings)])
+
+
 async def pdf_outline(runner: JobRunner, args: PdfOutlineInput, document: Document) -> tuple[BaseModel, str]:
     job_args = {"password": _password(args), "max_depth": args.max_depth, "max_items": args.max_items}
-    result, warnings = await runner.run_job("pdf_outline", job_args, document, PdfOutlineUntrusted)
-    output = PdfOutlineOutput(
-        **_source(document),
-        items=result.items,
-        truncated=result.truncated,
-        warnings=result.warnings + warnings,
+    output = await _job_output(
+        runner,
+        "pdf_outline",
+        job_args,
+        document,
+        untrusted=PdfOutlineUntrusted,
+        output_model=PdfOutlineOutput,
     )
     lines = [f"{output.source}: {len(output.items)} outline item(s)" + (" (cut)" if output.truncated else "")]
     for item in output.items:
@@ -176,20 +199,20 @@ async def pdf_outline(runner: JobRunner, args: PdfOutlineInput, document: Docume
         )
         target = where if item.page else item.action
         lines.append(f"{'  ' * (item.level - 1)}- {item.title} -> {target}")
-    lines += [f"warning: {warning}" for warning in output.warnings]
-    return output, "\n".join(lines)
+    return output, _text(lines, output.warnings)
 
 
 async def pdf_attachments(
     runner: JobRunner, args: PdfAttachmentsInput, document: Document
 ) -> tuple[BaseModel, str]:
     job_args = {"password": _password(args), "extract": args.extract, "max_bytes": args.max_bytes}
-    result, warnings = await runner.run_job("pdf_attachments", job_args, document, PdfAttachmentsUntrusted)
-    output = PdfAttachmentsOutput(
-        **_source(document),
-        attachments=result.attachments,
-        extracted=result.extracted,
-        warnings=result.warnings + warnings,
+    output = await _job_output(
+        runner,
+        "pdf_attachments",
+        job_args,
+        document,
+        untrusted=PdfAttachmentsUntrusted,
+        output_model=PdfAttachmentsOutput,
     )
     lines = [f"{output.source}: {len(output.attachments)} attachment(s)"]
     for item in output.attachments:
@@ -200,20 +223,20 @@ async def pdf_attachments(
         lines.append(
             f"extracted {output.extracted.name!r}: base64 in structuredContent.extracted.data_base64"
         )
-    lines += [f"warning: {warning}" for warning in output.warnings]
-    return output, "\n".join(lines)
+    return output, _text(lines, output.warnings)
 
 
 async def pdf_annotations(
     runner: JobRunner, args: PdfAnnotationsInput, document: Document
 ) -> tuple[BaseModel, str]:
     job_args = {"password": _password(args), "pages": args.pages, "max_items": args.max_items}
-    result, warnings = await runner.run_job("pdf_annotations", job_args, document, PdfAnnotationsUntrusted)
-    output = PdfAnnotationsOutput(
-        **_source(document),
-        annotations=result.annotations,
-        truncated=result.truncated,
-        warnings=result.warnings + warnings,
+    output = await _job_output(
+        runner,
+        "pdf_annotations",
+        job_args,
+        document,
+        untrusted=PdfAnnotationsUntrusted,
+        output_model=PdfAnnotationsOutput,
     )
     lines = [f"{output.source}: {len(output.annotations)} annotation(s)"]
     for note in output.annotations:
@@ -221,35 +244,33 @@ async def pdf_annotations(
         hidden = " [hidden]" if note.hidden else ""
         text = f" {note.contents!r}" if note.contents else ""
         lines.append(f"page {note.page}: {note.subtype} -> {target}{text}{hidden}")
-    lines += [f"warning: {warning}" for warning in output.warnings]
-    return output, "\n".join(lines)
+    return output, _text(lines, output.warnings)
 
 
 async def pdf_forms(runner: JobRunner, args: PdfFormsInput, document: Document) -> tuple[BaseModel, str]:
     job_args = {"password": _password(args), "max_items": args.max_items}
-    result, warnings = await runner.run_job("pdf_forms", job_args, document, PdfFormsUntrusted)
-    output = PdfFormsOutput(
-        **_source(document),
-        fields=result.fields,
-        xfa=result.xfa,
-        truncated=result.truncated,
-        warnings=result.warnings + warnings,
+    output = await _job_output(
+        runner, "pdf_forms", job_args, document, untrusted=PdfFormsUntrusted, output_model=PdfFormsOutput
     )
     lines = [f"{output.source}: {len(output.fields)} form field(s)" + (", XFA present" if output.xfa else "")]
     for field in output.fields:
         where = f" (page {field.page})" if field.page else ""
         lines.append(f"{field.name} [{field.type}]{where} = {field.value!r}")
-    lines += [f"warning: {warning}" for warning in output.warnings]
-    return output, "\n".join(lines)
+    return output, _text(lines, output.warnings)
 
 
 async def pdf_security(
     runner: JobRunner, args: PdfSecurityInput, document: Document
 ) -> tuple[BaseModel, str]:
     job_args = {"password": _password(args)}
-    result, warnings = await runner.run_job("pdf_security", job_args, document, PdfSecurityUntrusted)
-    fields = result.model_dump(exclude={"warnings"})
-    output = PdfSecurityOutput(**_source(document), **fields, warnings=result.warnings + warnings)
+    output = await _job_output(
+        runner,
+        "pdf_security",
+        job_args,
+        document,
+        untrusted=PdfSecurityUntrusted,
+        output_model=PdfSecurityOutput,
+    )
     reasons = f" ({'; '.join(output.reasons)})" if output.reasons else ""
     lines = [f"{output.source}: risk {output.risk}{reasons}"]
     for loc in output.locations:
@@ -263,8 +284,7 @@ async def pdf_security(
         f"embedded files {output.embedded_files}, XFA {output.xfa}, rich media {output.rich_media}, "
         f"incremental updates {output.incremental_updates}, signatures {len(output.signatures)}"
     )
-    lines += [f"warning: {warning}" for warning in output.warnings]
-    return output, "\n".join(lines)
+    return output, _text(lines, output.warnings)
 
 
 TOOLS: dict[str, ToolSpec] = {
