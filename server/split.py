@@ -33,6 +33,16 @@ CHUNKS_PER_WORKER: Final = 2
 _RANGE = re.compile(r"^\s*(\d*)\s*-\s*(\d*)\s*$|^\s*(all)?\s*$")
 
 
+def _plain(selector: str | None) -> bool:
+    """All pages or one range, spanning enough pages to be worth splitting if it is bounded."""
+    match = _RANGE.match(selector or "")
+    if match is None:
+        return False
+    if match.group(1) and match.group(2):
+        return int(match.group(2)) - int(match.group(1)) + 1 >= 2 * MIN_CHUNK_PAGES
+    return True
+
+
 def _range(selector: str | None, page_count: int) -> tuple[int, int] | None:
     """0-based [first, end) for a plain selector, or None if it is not a plain range."""
     match = _RANGE.match(selector or "")
@@ -49,8 +59,8 @@ async def split_read(
     runner: JobRunner, job_args: dict[str, Any], document: Document
 ) -> tuple[PdfReadUntrusted, list[str]] | None:
     """The merged result, or None when this read is not worth splitting."""
-    if runner.workers < 2 or document.size < MIN_SPLIT_BYTES:
-        return None
+    if runner.workers < 2 or document.size < MIN_SPLIT_BYTES or not _plain(job_args.get("pages")):
+        return None  # decided before the page-count job, which would otherwise cost a fork
     count_args = {"password": job_args.get("password")}
     counted, _ = await runner.run_job("page_count", count_args, document, PageCountUntrusted, report=False)
     span = _range(job_args.get("pages"), counted.page_count)

@@ -88,13 +88,13 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     except WorkerError as exc:
         if exc.code != "malformed":
             raise
+        version = ""  # filled from PDFium below
+    document = open_pdfium(data, password)
+    if not version:
         # qpdf refuses some damaged structures PDFium still reads (page-tree loops, lost /Root):
         # answer from PDFium and say so, rather than fail the whole call.
-        document = open_pdfium(data, password)
         version, metadata, encryption = _from_pdfium(document)
-        document.close()
         warnings.append("qpdf could not parse the document structure; version and metadata come from PDFium")
-    document = open_pdfium(data, password)
     try:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count)
