@@ -1,7 +1,7 @@
 """Regenerate the bundled sample PDFs in this folder: ``python examples/generate.py``.
 
 The PDFs are committed so ``make serve`` works without the test extras; this script shows
-exactly how they were made (fpdf2 for layout, pikepdf for encryption).
+exactly how they were made (fpdf2 for layout, pikepdf for encryption, labels and bookmarks).
 """
 
 from __future__ import annotations
@@ -58,6 +58,43 @@ def two_columns() -> bytes:
     return bytes(pdf.output())
 
 
+def report() -> bytes:
+    """Three pages labelled i, 1, 2 with bookmarks, and a chart image on page 2."""
+    from PIL import Image, ImageDraw
+
+    pdf = _document("Quarterly report")
+    chart = Image.new("RGB", (240, 120), (255, 255, 255))
+    draw = ImageDraw.Draw(chart)
+    for bar, height in enumerate((40, 70, 55, 100)):
+        draw.rectangle((20 + 55 * bar, 115 - height, 60 + 55 * bar, 115), fill=(40, 90, 160))
+    pages = [
+        ["Contents", "1 Revenue", "2 Outlook"],
+        ["Revenue", "Revenue grew in every quarter; the chart shows the totals."],
+        ["Outlook", "The outlook is stable. Revenue is expected to grow again."],
+    ]
+    for number, lines in enumerate(pages):
+        pdf.add_page()
+        for line in lines:
+            pdf.cell(text=line, new_x="LMARGIN", new_y="NEXT")
+        if number == 1:
+            pdf.image(chart, x=60, y=140, w=240)
+    out = io.BytesIO()
+    with pikepdf.open(io.BytesIO(bytes(pdf.output()))) as doc:
+        doc.Root.PageLabels = pikepdf.Dictionary(
+            Nums=[0, pikepdf.Dictionary(S=pikepdf.Name.r), 1, pikepdf.Dictionary(S=pikepdf.Name.D)]
+        )
+        with doc.open_outline() as outline:
+            outline.root.extend(
+                [
+                    pikepdf.OutlineItem("Contents", 0),
+                    pikepdf.OutlineItem("Revenue", 1),
+                    pikepdf.OutlineItem("Outlook", 2),
+                ]
+            )
+        doc.save(out, deterministic_id=True)
+    return out.getvalue()
+
+
 def encrypted() -> bytes:
     out = io.BytesIO()
     with pikepdf.open(io.BytesIO(welcome())) as pdf:
@@ -70,6 +107,7 @@ def main() -> None:
         ("welcome.pdf", welcome),
         ("two-columns.pdf", two_columns),
         ("encrypted.pdf", encrypted),
+        ("report.pdf", report),
     ):
         (HERE / name).write_bytes(build())
 

@@ -44,6 +44,16 @@ JOBS = [
     ("pdf_read", {"max_chars": 100_000, "engine": "layout"}),
     ("pdf_info", {"password": "airlock"}),
     ("pdf_read", {"max_chars": 100_000, "password": "airlock"}),
+    ("pdf_outline", {"max_depth": 16, "max_items": 1000}),
+    ("pdf_attachments", {"max_bytes": 1 << 20, "max_items": 1000, "extract": "notes.txt"}),
+    ("pdf_annotations", {"max_items": 1000}),
+    ("pdf_forms", {"max_items": 1000}),
+    ("pdf_security", {}),
+    ("pdf_search", {"query": "e[a-z]+", "regex": True, "max_results": 100, "time_budget_ms": 2000}),
+    ("pdf_render", {"page": "1", "dpi": 72, "max_pixels": 4_000_000}),
+    ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000}),
+    ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Photo"}}),
+    ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Fm0/Inner"}}),
 ]
 _LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?(\w+)[( ]")
 
@@ -56,6 +66,12 @@ def corpus(folder: Path) -> list[Path]:
         "bomb.pdf": pdfs.flate_bomb_pdf(1024),
         "glyphs.pdf": pdfs.scattered_glyphs_pdf(2000),
         "junk.pdf": b"not a pdf at all",
+        "structured.pdf": pdfs.structured_pdf(),
+        "interactive.pdf": pdfs.interactive_pdf(),
+        "hidden.pdf": pdfs.hidden_text_pdf(),
+        "images.pdf": pdfs.images_pdf(),
+        "xmp.pdf": pdfs.xmp_pdf(),
+        "damaged.pdf": pdfs.damaged_xref_pdf(),
     }
     paths = [pdfs.write(folder / name, data) for name, data in docs.items()]
     return paths + sorted((ROOT / "examples").glob("*.pdf"))

@@ -86,7 +86,7 @@ class App:
         self.pool = pool
         self.workers = settings.workers
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
-        self.cache = ResultCache(settings.cache_bytes)
+        self.cache = ResultCache(settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes)
         self._tools: list[types.Tool] | None = None
 
     def list_tools(self, category: str | None = None) -> list[types.Tool]:
@@ -202,8 +202,8 @@ class App:
             document.close()
         structured = output.model_dump(mode="json")
         audit["pages"] = len(structured.get("pages", []))
-        result = types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=False
-        )
-        self.cache.put(cache_key, result, len(text) * 2 + 1024)
+        content = [types.TextContent(type="text", text=text)] if isinstance(text, str) else text
+        result = types.CallToolResult(content=list(content), structured_content=structured, is_error=False)
+        size = sum(len(block.text if block.type == "text" else block.data) for block in content)
+        self.cache.put(cache_key, result, size * 2 + 1024)
         return result

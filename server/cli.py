@@ -63,6 +63,18 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         help="memory for cached results of repeated calls (0 disables)",
     )
     parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(_env("CACHE_DIR", "")) if _env("CACHE_DIR", "") else None,
+        help="also keep cached results in this directory, across restarts (created 0700; off by default)",
+    )
+    parser.add_argument(
+        "--cache-disk-mb",
+        type=int,
+        default=int(_env("CACHE_DISK_MB", DEFAULTS.cache_disk_mb)),
+        help="disk space for --cache-dir (least recently used entries are removed past it)",
+    )
+    parser.add_argument(
         "--shutdown-grace",
         type=float,
         default=float(_env("SHUTDOWN_GRACE", DEFAULTS.shutdown_grace_s)),
@@ -99,6 +111,14 @@ def _settings(ns: argparse.Namespace) -> Settings:
             f"pdf-airlock: unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}"
         )
     overrides: dict[str, Any] = {}
+    if ns.cache_dir is not None and ns.cache_disk_mb > 0:
+        from server.cache import CacheDirError, prepare_directory
+
+        try:
+            prepare_directory(ns.cache_dir)
+        except CacheDirError as exc:
+            raise SystemExit(f"pdf-airlock: --cache-dir: {exc}") from exc
+        overrides["cache_dir"] = ns.cache_dir.resolve()
     if ns.workers > 0:
         overrides["workers"] = ns.workers
     return Settings(
@@ -111,6 +131,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         queue_depth=ns.queue_depth,
         shutdown_grace_s=ns.shutdown_grace,
         cache_bytes=max(0, ns.cache_mb) * MIB,
+        cache_disk_bytes=max(0, ns.cache_disk_mb) * MIB,
         require_layers=required,
         net_namespace=ns.net_namespace,
         **overrides,

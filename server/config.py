@@ -28,6 +28,7 @@ class _Defaults:
     kill_grace_s: float = 2.0
     shutdown_grace_s: float = 10.0
     cache_mb: int = 64
+    cache_disk_mb: int = 256
     zygote_start_timeout_s: float = 60.0
 
 
@@ -53,6 +54,8 @@ class Settings:
     kill_grace_s: float = DEFAULTS.kill_grace_s
     shutdown_grace_s: float = DEFAULTS.shutdown_grace_s
     cache_bytes: int = DEFAULTS.cache_mb * MIB
+    cache_dir: Path | None = None
+    cache_disk_bytes: int = DEFAULTS.cache_disk_mb * MIB
     require_layers: tuple[str, ...] = ()
     net_namespace: bool = False
 

@@ -22,6 +22,7 @@ from pydantic import (
 
 __all__ = [
     "DocumentInput",
+    "ExtractedImageInfo",
     "PageCountUntrusted",
     "PdfAnnotationsInput",
     "PdfAnnotationsOutput",
@@ -32,6 +33,9 @@ __all__ = [
     "PdfFormsInput",
     "PdfFormsOutput",
     "PdfFormsUntrusted",
+    "PdfImagesInput",
+    "PdfImagesOutput",
+    "PdfImagesUntrusted",
     "PdfInfoInput",
     "PdfInfoOutput",
     "PdfInfoUntrusted",
@@ -41,15 +45,26 @@ __all__ = [
     "PdfReadInput",
     "PdfReadOutput",
     "PdfReadUntrusted",
+    "PdfRenderInput",
+    "PdfRenderOutput",
+    "PdfRenderUntrusted",
+    "PdfSearchInput",
+    "PdfSearchOutput",
+    "PdfSearchUntrusted",
     "PdfSecurityInput",
     "PdfSecurityOutput",
     "PdfSecurityUntrusted",
+    "PngImage",
     "ToolErrorOutput",
     "output_schema",
 ]
 
-PAGE_SELECTOR_PATTERN = r"^\s*(all|\d*\s*-?\s*\d*(\s*,\s*\d*\s*-?\s*\d*)*)\s*$"
+# Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
+# comma-separated. The worker resolves each part against the document.
+PAGE_SELECTOR_PATTERN = r"^[A-Za-z0-9 ._/()+:,-]*$"
 MAX_CHARS_CEILING = 2_000_000
+MAX_PIXELS_CEILING = 25_000_000
+_MAX_PNG_BASE64 = 48 * 1024 * 1024
 _MAX_PAGES_IN_ANSWER = 100_000
 _MAX_TEXT = 4096
 
@@ -70,14 +85,17 @@ PageSelector = Annotated[
                 {"type": "string", "maxLength": 1000, "pattern": PAGE_SELECTOR_PATTERN},
                 {"type": "integer"},
             ],
-            "description": "Pages, 1-based: '1-3,7', '10-' (to the end), 'all', or one page number.",
-            "examples": ["1-3,7", 2],
+            "description": (
+                "Pages, 1-based: '1-3,7', '10-' (to the end), 'all', or one page number; page labels "
+                "as a viewer shows them also work ('iv', 'iii-v', 'A-1')."
+            ),
+            "examples": ["1-3,7", 2, "iv"],
         }
     ),
     Field(
         max_length=1000,
         pattern=PAGE_SELECTOR_PATTERN,
-        description="Pages to include, 1-based: '1-3,7', '10-' (to the end), or 'all'.",
+        description="Pages to include, 1-based: '1-3,7', '10-' (to the end), 'all', or page labels ('iv').",
         examples=["1-3,7"],
     ),
 ]
@@ -125,7 +143,8 @@ class PdfReadInput(DocumentInput):
 
 class PdfOutlineInput(DocumentInput):
     max_depth: int = Field(16, ge=1, le=64, description="Deepest outline level to return.")
-    max_items: int = Field(1000, ge=1, le=10_000, description="Most outline items to return.")
+    max_items: int = Field(1000, ge=1, le=10_000, description="Most outline items in one answer; see cursor.")
+    cursor: Cursor | None = None
 
 
 class PdfAttachmentsInput(DocumentInput):
@@ -137,19 +156,69 @@ class PdfAttachmentsInput(DocumentInput):
     max_bytes: int = Field(
         10 * 1024 * 1024, ge=1, le=10 * 1024 * 1024, description="Largest attachment that may be extracted."
     )
+    max_items: int = Field(
+        1000, ge=1, le=1000, description="Most attachments listed in one answer; see cursor."
+    )
+    cursor: Cursor | None = None
 
 
 class PdfAnnotationsInput(DocumentInput):
     pages: PageSelector | None = None
-    max_items: int = Field(2000, ge=1, le=20_000, description="Most annotations to return.")
+    max_items: int = Field(2000, ge=1, le=20_000, description="Most annotations in one answer; see cursor.")
+    cursor: Cursor | None = None
 
 
 class PdfFormsInput(DocumentInput):
-    max_items: int = Field(2000, ge=1, le=20_000, description="Most form fields to return.")
+    max_items: int = Field(2000, ge=1, le=20_000, description="Most form fields in one answer; see cursor.")
+    cursor: Cursor | None = None
 
 
 class PdfSecurityInput(DocumentInput):
     pass
+
+
+class PdfSearchInput(DocumentInput):
+    query: str = Field(min_length=1, max_length=1000, description="Text to find, or a regular expression.")
+    regex: bool = Field(False, description="Treat query as a regular expression (Python 're' syntax).")
+    case_sensitive: bool = False
+    whole_word: bool = Field(False, description="Match only where no letter or digit touches either end.")
+    pages: PageSelector | None = None
+    context_chars: int = Field(80, ge=0, le=1000, description="Characters of context before and after.")
+    max_results: int = Field(100, ge=1, le=1000, description="Most hits in one answer; see cursor.")
+    time_budget_ms: int = Field(
+        2000,
+        ge=10,
+        le=30_000,
+        description="Time the search may take in all; past it the call fails (timeout).",
+    )
+    cursor: Cursor | None = None
+
+
+class PdfRenderInput(DocumentInput):
+    page: PageSelector = Field("1", description="One page: a number or a page label.", examples=[1, "iv"])
+    dpi: int = Field(
+        110, ge=18, le=600, description="Resolution; lowered (with a warning) to fit max_pixels."
+    )
+    max_pixels: int = Field(
+        4_000_000, ge=10_000, le=MAX_PIXELS_CEILING, description="Largest image, in pixels (width x height)."
+    )
+
+
+class ImageRef(_Strict):
+    page: int = Field(ge=1, description="Page number as listed.")
+    name: str = Field(
+        min_length=1, max_length=600, description="Image name as listed, e.g. 'Im0' or 'Fm0/Im1'."
+    )
+
+
+class PdfImagesInput(DocumentInput):
+    pages: PageSelector | None = None
+    max_items: int = Field(500, ge=1, le=5000, description="Most images listed in one answer; see cursor.")
+    extract: ImageRef | None = Field(None, description="One listed image to return as a PNG image block.")
+    max_pixels: int = Field(
+        4_000_000, ge=1, le=MAX_PIXELS_CEILING, description="Largest image that may be extracted, in pixels."
+    )
+    cursor: Cursor | None = None
 
 
 # -- what a job child may return (untrusted until these validate) ------------------------
@@ -168,12 +237,46 @@ class EncryptionInfo(_UntrustedModel):
     method: Bounded
 
 
+Label = Annotated[str, Field(max_length=64)]
+
+
 class PageInfo(_UntrustedModel):
     page: int = Field(ge=1)
+    label: Label = Field(description="The page label a viewer shows ('iv', 'A-1'); the number if none.")
     width_pt: float = Field(ge=0)
     height_pt: float = Field(ge=0)
     rotation: int
     has_text: bool
+    chars: int = Field(ge=0, description="Characters in the page's text layer.")
+    tokens_estimate: int = Field(ge=0, description="About chars / 4: a rough LLM token count of the text.")
+    scanned: bool = Field(
+        description="Looks scanned: almost no text layer and images cover at least half the page (needs OCR)."
+    )
+
+
+class MetadataConflict(_UntrustedModel):
+    field: Annotated[str, Field(max_length=32)]
+    info: Bounded
+    xmp: Bounded
+
+
+class Features(_UntrustedModel):
+    tagged: bool = Field(description="Tagged PDF (/MarkInfo /Marked): has a logical structure tree.")
+    linearized: bool = Field(description="Linearized ('fast web view').")
+    has_forms: bool
+    has_xfa: bool
+    has_attachments: bool
+    has_javascript: bool = Field(description="Document-level JavaScript; see pdf_security for all of it.")
+    has_outline: bool
+    has_page_labels: bool
+
+
+class RepairReport(_UntrustedModel):
+    xref_rebuilt: bool = Field(
+        description="qpdf had to reconstruct the cross-reference table (damaged file)."
+    )
+    warning_count: int = Field(ge=0)
+    warnings: list[Annotated[str, Field(max_length=300)]] = Field(max_length=20)
 
 
 class PdfInfoUntrusted(_UntrustedModel):
@@ -183,6 +286,12 @@ class PdfInfoUntrusted(_UntrustedModel):
     encryption: EncryptionInfo | None
     producer: Bounded | None
     metadata: dict[Annotated[str, Field(max_length=128)], Bounded] = Field(max_length=64)
+    xmp: dict[Annotated[str, Field(max_length=128)], Bounded] | None = Field(max_length=64)
+    metadata_conflicts: list[MetadataConflict] = Field(max_length=16)
+    features: Features | None
+    repair: RepairReport | None
+    tokens_estimate: int = Field(ge=0)
+    scanned_pages: int = Field(ge=0)
     pages: list[PageInfo] = Field(max_length=1000)
     next_start: int | None = Field(ge=0)
     warnings: list[Bounded] = Field(max_length=100)
@@ -226,6 +335,7 @@ class OutlineItem(_UntrustedModel):
 class PdfOutlineUntrusted(_UntrustedModel):
     items: list[OutlineItem] = Field(max_length=10_000)
     truncated: bool
+    next_start: int | None = Field(ge=1)
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -249,6 +359,7 @@ class ExtractedFile(_UntrustedModel):
 class PdfAttachmentsUntrusted(_UntrustedModel):
     attachments: list[Attachment] = Field(max_length=1000)
     extracted: ExtractedFile | None
+    next_start: int | None = Field(ge=1)
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -272,7 +383,7 @@ class Annotation(_UntrustedModel):
 
 class PdfAnnotationsUntrusted(_UntrustedModel):
     annotations: list[Annotation] = Field(max_length=20_000)
-    truncated: bool
+    next_start: int | None = Field(ge=1)
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -291,7 +402,7 @@ class FormField(_UntrustedModel):
 class PdfFormsUntrusted(_UntrustedModel):
     fields: list[FormField] = Field(max_length=20_000)
     xfa: bool
-    truncated: bool
+    next_start: int | None = Field(ge=1)
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -335,6 +446,76 @@ class PdfSecurityUntrusted(_UntrustedModel):
     warnings: list[Bounded] = Field(max_length=100)
 
 
+class SearchHit(_UntrustedModel):
+    page: int = Field(ge=1)
+    label: Label
+    text: Annotated[str, Field(max_length=1000)] = Field(description="The matched text (first 1000 chars).")
+    offset: int = Field(ge=0, description="Character offset of the match in the page's text.")
+    before: Annotated[str, Field(max_length=1000)]
+    after: Annotated[str, Field(max_length=1000)]
+    rects: list[Annotated[list[float], Field(min_length=4, max_length=4)]] = Field(
+        max_length=16,
+        description="Boxes [left, bottom, right, top] in PDF points (origin bottom-left), one per line.",
+    )
+
+
+class SearchPosition(_UntrustedModel):
+    index: int = Field(ge=0)
+    skip: int = Field(ge=0)
+
+
+class PdfSearchUntrusted(_UntrustedModel):
+    page_count: int = Field(ge=0)
+    selected_pages: int = Field(ge=0)
+    pages_searched: int = Field(ge=0)
+    hits: list[SearchHit] = Field(max_length=1000)
+    next: SearchPosition | None
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+class PdfRenderUntrusted(_UntrustedModel):
+    page: int = Field(ge=1)
+    label: Label
+    page_count: int = Field(ge=1)
+    width_px: int = Field(ge=1)
+    height_px: int = Field(ge=1)
+    dpi: float = Field(gt=0)
+    png_base64: Annotated[str, Field(max_length=_MAX_PNG_BASE64)]
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+class ImageInfo(_UntrustedModel):
+    page: int = Field(ge=1)
+    label: Label
+    name: Annotated[str, Field(max_length=600)] = Field(description="Resource name; 'Fm0/Im1' inside a form.")
+    object: Annotated[str, Field(max_length=32)] | None = Field(description="Object number, e.g. '12 0'.")
+    width: int | None = Field(ge=0)
+    height: int | None = Field(ge=0)
+    bits_per_component: int | None = Field(ge=0)
+    color_space: Annotated[str, Field(max_length=64)] | None
+    filters: list[Annotated[str, Field(max_length=64)]] = Field(max_length=8)
+    image_mask: bool
+    has_soft_mask: bool
+    stream_bytes: int | None = Field(ge=0, description="Encoded size as declared by /Length.")
+
+
+class ExtractedImage(_UntrustedModel):
+    page: int = Field(ge=1)
+    name: Annotated[str, Field(max_length=600)]
+    width_px: int = Field(ge=1)
+    height_px: int = Field(ge=1)
+    png_base64: Annotated[str, Field(max_length=_MAX_PNG_BASE64)]
+
+
+class PdfImagesUntrusted(_UntrustedModel):
+    page_count: int = Field(ge=0)
+    selected_pages: int = Field(ge=0)
+    images: list[ImageInfo] = Field(max_length=5000)
+    extracted: ExtractedImage | None
+    next_start: int | None = Field(ge=0)
+    warnings: list[Bounded] = Field(max_length=100)
+
+
 # -- published results ---------------------------------------------------------------------
 
 
@@ -350,7 +531,15 @@ class PdfInfoOutput(_Source):
     encrypted: bool
     encryption: EncryptionInfo | None
     producer: str | None
-    metadata: dict[str, str]
+    metadata: dict[str, str] = Field(description="The Info dictionary.")
+    xmp: dict[str, str] | None = Field(description="XMP properties ('dc:title', ...); null without XMP.")
+    metadata_conflicts: list[MetadataConflict] = Field(
+        description="Facts the Info dictionary and XMP state differently (a viewer may show either)."
+    )
+    features: Features | None = Field(description="null when only PDFium could read the document.")
+    repair: RepairReport | None = Field(description="What qpdf repaired to read the file; null as above.")
+    tokens_estimate: int = Field(description="Sum of tokens_estimate over the pages in this answer.")
+    scanned_pages: int = Field(description="Pages in this answer that look scanned.")
     pages: list[PageInfo] = Field(
         description="Per-page summary of the selected pages (up to 1000 per answer)."
     )
@@ -371,26 +560,28 @@ class PdfReadOutput(_Source):
 
 class PdfOutlineOutput(_Source):
     items: list[OutlineItem] = Field(description="Bookmarks in reading order; 'level' gives the nesting.")
-    truncated: bool = Field(description="True when max_depth or max_items cut the outline.")
+    truncated: bool = Field(description="True when items deeper than max_depth were left out.")
+    cursor: str | None = Field(description="Pass back (same arguments) for more items; null when done.")
     warnings: list[str]
 
 
 class PdfAttachmentsOutput(_Source):
     attachments: list[Attachment]
     extracted: ExtractedFile | None = Field(description="The attachment named by 'extract', base64-encoded.")
+    cursor: str | None = Field(description="Pass back (same arguments) for more attachments; null when done.")
     warnings: list[str]
 
 
 class PdfAnnotationsOutput(_Source):
     annotations: list[Annotation]
-    truncated: bool
+    cursor: str | None = Field(description="Pass back (same arguments) for more annotations; null when done.")
     warnings: list[str]
 
 
 class PdfFormsOutput(_Source):
     fields: list[FormField]
     xfa: bool = Field(description="The form also carries XFA (an XML form a PDF reader may render instead).")
-    truncated: bool
+    cursor: str | None = Field(description="Pass back (same arguments) for more fields; null when done.")
     warnings: list[str]
 
 
@@ -411,6 +602,47 @@ class PdfSecurityOutput(_Source):
     incremental_updates: int = Field(description="Revisions appended after the first save.")
     signatures: list[Signature]
     hidden_text: HiddenText
+    warnings: list[str]
+
+
+class PdfSearchOutput(_Source):
+    page_count: int
+    selected_pages: int
+    pages_searched: int = Field(description="Pages searched by this answer.")
+    hits: list[SearchHit] = Field(description="Hits in page order, then in reading order on the page.")
+    cursor: str | None = Field(description="Pass back (same arguments) for more hits; null when done.")
+    warnings: list[str]
+
+
+class PngImage(BaseModel):
+    width_px: int
+    height_px: int
+    png_bytes: int
+    png_sha256: str
+
+
+class PdfRenderOutput(_Source):
+    page: int
+    label: str
+    page_count: int
+    dpi: float = Field(description="The resolution actually used (lower than asked if max_pixels required).")
+    image: PngImage = Field(description="The PNG itself is the image block in 'content'.")
+    warnings: list[str]
+
+
+class ExtractedImageInfo(PngImage):
+    page: int
+    name: str
+
+
+class PdfImagesOutput(_Source):
+    page_count: int
+    selected_pages: int
+    images: list[ImageInfo]
+    extracted: ExtractedImageInfo | None = Field(
+        description="The image named by 'extract'; its PNG is the image block in 'content'."
+    )
+    cursor: str | None = Field(description="Pass back (same arguments) for more images; null when done.")
     warnings: list[str]
 
 

@@ -7,6 +7,7 @@ functions are independent of MCP framing so they can be tested and called direct
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 from server.cursor import decode_cursor, encode_cursor, selection_key
 from server.models import (
     DocumentInput,
+    ExtractedImageInfo,
     PdfAnnotationsInput,
     PdfAnnotationsOutput,
     PdfAnnotationsUntrusted,
@@ -26,6 +28,9 @@ from server.models import (
     PdfFormsInput,
     PdfFormsOutput,
     PdfFormsUntrusted,
+    PdfImagesInput,
+    PdfImagesOutput,
+    PdfImagesUntrusted,
     PdfInfoInput,
     PdfInfoOutput,
     PdfInfoUntrusted,
@@ -35,18 +40,28 @@ from server.models import (
     PdfReadInput,
     PdfReadOutput,
     PdfReadUntrusted,
+    PdfRenderInput,
+    PdfRenderOutput,
+    PdfRenderUntrusted,
+    PdfSearchInput,
+    PdfSearchOutput,
+    PdfSearchUntrusted,
     PdfSecurityInput,
     PdfSecurityOutput,
     PdfSecurityUntrusted,
+    PngImage,
     output_schema,
 )
 from server.paths import Document
+from server.png import checked_png
 from server.runner import JobRunner
 from server.split import split_read
 
 __all__ = ["CATEGORIES", "TOOLS", "JobRunner", "ToolSpec"]
 
-ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str]]]
+Content = list[types.TextContent | types.ImageContent]
+# A tool returns its structured result and either its text fallback or all its content blocks.
+ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | Content]]]
 
 
 CATEGORIES = ("text", "structure", "security", "render")
@@ -107,10 +122,26 @@ def _info_text(info: PdfInfoOutput) -> str:
         f"{'encrypted' if info.encrypted else 'not encrypted'}, sha256 {info.sha256}",
     ]
     lines += [f"{key}: {value}" for key, value in info.metadata.items()]
+    if info.xmp:
+        lines.append(f"XMP: {len(info.xmp)} properties")
+    lines += [
+        f"metadata conflict: {c.field} is {c.info!r} in Info but {c.xmp!r} in XMP"
+        for c in info.metadata_conflicts
+    ]
+    if info.features:
+        present = [name for name, value in info.features.model_dump().items() if value]
+        lines.append(f"features: {', '.join(present) or 'none'}")
+    if info.repair and info.repair.warning_count:
+        rebuilt = ", cross-reference table rebuilt" if info.repair.xref_rebuilt else ""
+        lines.append(f"repaired: {info.repair.warning_count} qpdf warning(s){rebuilt}")
+    lines.append(f"about {info.tokens_estimate} tokens of text in the pages below")
     for page in info.pages:
-        text = "text layer" if page.has_text else "no text layer"
+        text = f"{page.chars} chars" if page.has_text else "no text layer"
+        scanned = ", looks scanned" if page.scanned else ""
+        label = f" ({page.label})" if page.label != str(page.page) else ""
         lines.append(
-            f"page {page.page}: {page.width_pt} x {page.height_pt} pt, rotation {page.rotation}, {text}"
+            f"page {page.page}{label}: {page.width_pt} x {page.height_pt} pt, rotation {page.rotation}, "
+            f"{text}{scanned}"
         )
     if info.cursor:
         lines.append(f"(more pages: call again with cursor={info.cursor})")
@@ -171,11 +202,32 @@ async def _job_output(
     *,
     untrusted: type[BaseModel],
     output_model: type[OutputT],
+    paged: tuple[str | None, str] | None = None,
 ) -> OutputT:
-    """Run a job whose published output is its validated result plus the source fields."""
+    """Run a job whose published output is its validated result plus the source fields.
+
+    ``paged`` = (the call's cursor, its selection key) for a job listing items from ``start``
+    that returns ``next_start``: the cursor is decoded into ``start`` and the next one issued.
+    """
+    if paged is not None:
+        token, key = paged
+        job_args = job_args | {
+            "start": decode_cursor(token, document.sha256, kind, key)["start"] if token else 0
+        }
     result, warnings = await runner.run_job(kind, job_args, document, untrusted)
     fields = result.model_dump(exclude={"warnings"})
+    if paged is not None:
+        next_start = fields.pop("next_start")
+        fields["cursor"] = (
+            encode_cursor(document.sha256, kind, paged[1], {"start": next_start})
+            if next_start is not None
+            else None
+        )
     return output_model(**_source(document), **fields, warnings=[*getattr(result, "warnings", []), *warnings])
+
+
+def _more(cursor: str | None) -> list[str]:
+    return [f"(more: call again with the same arguments and cursor={cursor})"] if cursor else []
 
 
 def _text(lines: list[str], warnings: list[str]) -> str:
@@ -191,6 +243,7 @@ async def pdf_outline(runner: JobRunner, args: PdfOutlineInput, document: Docume
         document,
         untrusted=PdfOutlineUntrusted,
         output_model=PdfOutlineOutput,
+        paged=(args.cursor, selection_key(max_depth=args.max_depth)),
     )
     lines = [f"{output.source}: {len(output.items)} outline item(s)" + (" (cut)" if output.truncated else "")]
     for item in output.items:
@@ -199,13 +252,18 @@ async def pdf_outline(runner: JobRunner, args: PdfOutlineInput, document: Docume
         )
         target = where if item.page else item.action
         lines.append(f"{'  ' * (item.level - 1)}- {item.title} -> {target}")
-    return output, _text(lines, output.warnings)
+    return output, _text(lines + _more(output.cursor), output.warnings)
 
 
 async def pdf_attachments(
     runner: JobRunner, args: PdfAttachmentsInput, document: Document
 ) -> tuple[BaseModel, str]:
-    job_args = {"password": _password(args), "extract": args.extract, "max_bytes": args.max_bytes}
+    job_args = {
+        "password": _password(args),
+        "extract": args.extract,
+        "max_bytes": args.max_bytes,
+        "max_items": args.max_items,
+    }
     output = await _job_output(
         runner,
         "pdf_attachments",
@@ -213,6 +271,7 @@ async def pdf_attachments(
         document,
         untrusted=PdfAttachmentsUntrusted,
         output_model=PdfAttachmentsOutput,
+        paged=(args.cursor, selection_key()),
     )
     lines = [f"{output.source}: {len(output.attachments)} attachment(s)"]
     for item in output.attachments:
@@ -223,7 +282,7 @@ async def pdf_attachments(
         lines.append(
             f"extracted {output.extracted.name!r}: base64 in structuredContent.extracted.data_base64"
         )
-    return output, _text(lines, output.warnings)
+    return output, _text(lines + _more(output.cursor), output.warnings)
 
 
 async def pdf_annotations(
@@ -237,6 +296,7 @@ async def pdf_annotations(
         document,
         untrusted=PdfAnnotationsUntrusted,
         output_model=PdfAnnotationsOutput,
+        paged=(args.cursor, selection_key(pages=args.pages)),
     )
     lines = [f"{output.source}: {len(output.annotations)} annotation(s)"]
     for note in output.annotations:
@@ -244,19 +304,25 @@ async def pdf_annotations(
         hidden = " [hidden]" if note.hidden else ""
         text = f" {note.contents!r}" if note.contents else ""
         lines.append(f"page {note.page}: {note.subtype} -> {target}{text}{hidden}")
-    return output, _text(lines, output.warnings)
+    return output, _text(lines + _more(output.cursor), output.warnings)
 
 
 async def pdf_forms(runner: JobRunner, args: PdfFormsInput, document: Document) -> tuple[BaseModel, str]:
     job_args = {"password": _password(args), "max_items": args.max_items}
     output = await _job_output(
-        runner, "pdf_forms", job_args, document, untrusted=PdfFormsUntrusted, output_model=PdfFormsOutput
+        runner,
+        "pdf_forms",
+        job_args,
+        document,
+        untrusted=PdfFormsUntrusted,
+        output_model=PdfFormsOutput,
+        paged=(args.cursor, selection_key()),
     )
     lines = [f"{output.source}: {len(output.fields)} form field(s)" + (", XFA present" if output.xfa else "")]
     for field in output.fields:
         where = f" (page {field.page})" if field.page else ""
         lines.append(f"{field.name} [{field.type}]{where} = {field.value!r}")
-    return output, _text(lines, output.warnings)
+    return output, _text(lines + _more(output.cursor), output.warnings)
 
 
 async def pdf_security(
@@ -285,6 +351,125 @@ async def pdf_security(
         f"incremental updates {output.incremental_updates}, signatures {len(output.signatures)}"
     )
     return output, _text(lines, output.warnings)
+
+
+async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document) -> tuple[BaseModel, str]:
+    options = args.model_dump(include={"query", "regex", "case_sensitive", "whole_word", "pages"})
+    key = selection_key(**options)
+    position = {"index": 0, "skip": 0}
+    if args.cursor:
+        position = decode_cursor(args.cursor, document.sha256, "pdf_search", key)
+    job_args = options | {
+        "password": _password(args),
+        "context_chars": args.context_chars,
+        "max_results": args.max_results,
+        "time_budget_ms": args.time_budget_ms,
+        "start_index": position.get("index", 0),
+        "skip": position.get("skip", 0),
+    }
+    result, warnings = await runner.run_job("pdf_search", job_args, document, PdfSearchUntrusted)
+    cursor = None
+    if result.next is not None:
+        cursor = encode_cursor(document.sha256, "pdf_search", key, result.next.model_dump())
+    output = PdfSearchOutput(
+        **_source(document),
+        **result.model_dump(exclude={"next", "warnings"}),
+        cursor=cursor,
+        warnings=result.warnings + warnings,
+    )
+    lines = [f"{output.source}: {len(output.hits)} hit(s) for {args.query!r}"]
+    for hit in output.hits:
+        label = f" ({hit.label})" if hit.label != str(hit.page) else ""
+        lines.append(f"page {hit.page}{label}: ...{hit.before}[{hit.text}]{hit.after}...")
+    if output.cursor:
+        lines.append(f"(more hits: call again with the same arguments and cursor={output.cursor})")
+    return output, _text(lines, output.warnings)
+
+
+def _png_block(png: bytes) -> types.ImageContent:
+    return types.ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
+
+
+async def pdf_render(
+    runner: JobRunner, args: PdfRenderInput, document: Document
+) -> tuple[BaseModel, Content]:
+    job_args = {
+        "password": _password(args),
+        "page": args.page,
+        "dpi": args.dpi,
+        "max_pixels": args.max_pixels,
+    }
+    result, warnings = await runner.run_job("pdf_render", job_args, document, PdfRenderUntrusted)
+    png, digest = checked_png(result.png_base64, result.width_px, result.height_px, args.max_pixels)
+    output = PdfRenderOutput(
+        **_source(document),
+        page=result.page,
+        label=result.label,
+        page_count=result.page_count,
+        dpi=result.dpi,
+        image=PngImage(
+            width_px=result.width_px, height_px=result.height_px, png_bytes=len(png), png_sha256=digest
+        ),
+        warnings=result.warnings + warnings,
+    )
+    label = f" ({output.label})" if output.label != str(output.page) else ""
+    lines = [
+        f"{output.source}: page {output.page}{label} of {output.page_count} as a "
+        f"{result.width_px} x {result.height_px} PNG at {output.dpi:g} dpi ({len(png)} bytes)"
+    ]
+    return output, [types.TextContent(type="text", text=_text(lines, output.warnings)), _png_block(png)]
+
+
+async def pdf_images(
+    runner: JobRunner, args: PdfImagesInput, document: Document
+) -> tuple[BaseModel, Content]:
+    key = selection_key(pages=args.pages)
+    start = decode_cursor(args.cursor, document.sha256, "pdf_images", key)["start"] if args.cursor else 0
+    job_args = {
+        "password": _password(args),
+        "pages": args.pages,
+        "max_items": args.max_items,
+        "max_pixels": args.max_pixels,
+        "extract": args.extract.model_dump() if args.extract else None,
+        "start": start,
+    }
+    result, warnings = await runner.run_job("pdf_images", job_args, document, PdfImagesUntrusted)
+    extracted = None
+    blocks: Content = []
+    if result.extracted is not None:
+        item = result.extracted
+        png, digest = checked_png(item.png_base64, item.width_px, item.height_px, args.max_pixels)
+        extracted = ExtractedImageInfo(
+            page=item.page,
+            name=item.name,
+            width_px=item.width_px,
+            height_px=item.height_px,
+            png_bytes=len(png),
+            png_sha256=digest,
+        )
+        blocks.append(_png_block(png))
+    cursor = None
+    if result.next_start is not None:
+        cursor = encode_cursor(document.sha256, "pdf_images", key, {"start": result.next_start})
+    output = PdfImagesOutput(
+        **_source(document),
+        **result.model_dump(exclude={"extracted", "next_start", "warnings"}),
+        extracted=extracted,
+        cursor=cursor,
+        warnings=result.warnings + warnings,
+    )
+    lines = [f"{output.source}: {len(output.images)} image(s) on {output.selected_pages} page(s)"]
+    for image in output.images:
+        filters = "+".join(image.filters) or "raw"
+        lines.append(
+            f"page {image.page} {image.name}: {image.width} x {image.height}, {image.color_space}, "
+            f"{image.bits_per_component} bpc, {filters}"
+        )
+    if extracted is not None:
+        lines.append(f"extracted page {extracted.page} {extracted.name}: PNG in the next content block")
+    if output.cursor:
+        lines.append(f"(more images: call again with the same arguments and cursor={output.cursor})")
+    return output, [types.TextContent(type="text", text=_text(lines, output.warnings)), *blocks]
 
 
 TOOLS: dict[str, ToolSpec] = {
@@ -379,6 +564,46 @@ TOOLS: dict[str, ToolSpec] = {
             output_model=PdfSecurityOutput,
             run=pdf_security,
             category="security",
+        ),
+        ToolSpec(
+            name="pdf_search",
+            title="Search PDF text",
+            description=(
+                "Find a word, phrase or regular expression in the text of the selected pages: page, "
+                "page label, matched text, context, and boxes on the page per hit. Options: "
+                "case_sensitive, whole_word; at most max_results per answer, a cursor continues; "
+                "the search has a time budget. Parsed in a sandbox."
+            ),
+            input_model=PdfSearchInput,
+            output_model=PdfSearchOutput,
+            run=pdf_search,
+            category="text",
+        ),
+        ToolSpec(
+            name="pdf_render",
+            title="Render a PDF page",
+            description=(
+                "One page (number or label) as a PNG image, for reading figures, scans and layout. "
+                "dpi is lowered, with a warning, to stay within max_pixels. No JavaScript runs. "
+                "Rendered in a sandbox."
+            ),
+            input_model=PdfRenderInput,
+            output_model=PdfRenderOutput,
+            run=pdf_render,
+            category="render",
+        ),
+        ToolSpec(
+            name="pdf_images",
+            title="PDF images",
+            description=(
+                "Images on the selected pages (also inside forms): size, colour space, bits, "
+                "filters, masks; with 'extract' {page, name}, that image decoded to a PNG image "
+                "block if it is within max_pixels. Parsed in a sandbox."
+            ),
+            input_model=PdfImagesInput,
+            output_model=PdfImagesOutput,
+            run=pdf_images,
+            category="render",
         ),
     )
 }

@@ -13,6 +13,12 @@ Invariants:
   running anything (the last ``ANSWERED_CACHE`` answers are kept); a request whose id is still
   in flight gets -32600.
 - ``drain()`` (SIGTERM) stops accepting input; ``idle`` is set when nothing is in flight.
+- Two phases. ``running()`` reads and writes from the first moment, without the ``mcp`` SDK
+  (it is not imported here at module level): decoded messages are queued, in order, and the
+  opening ``initialize``/``server/discover`` is answered at once by ``server.handshake``.
+  ``streams()``, entered once the SDK is loaded, validates the queue into SDK messages and
+  hands it over; the SDK's own answer to the request answered early is dropped (it is the
+  same answer: a mismatch is logged as an error).
 """
 
 from __future__ import annotations
@@ -20,20 +26,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
-import mcp_types as types
 import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
+
+from server.handshake import fast_answer, fast_frame
+
+if TYPE_CHECKING:
+    from mcp.shared.message import SessionMessage
 
 __all__ = ["StdioTransport"]
 
@@ -43,6 +52,17 @@ _READ_CHUNK: Final = 1 << 16
 ANSWERED_CACHE: Final = 64
 _HEADER_LIMIT: Final = 8192
 _CONTENT_LENGTH: Final = b"content-length:"
+# JSON-RPC error codes (mcp_types has them too; this module must not import it at load time).
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+_INBOX_DEPTH: Final = 64
+_FRAMES_DEPTH: Final = 64
+_PIPE_BYTES: Final = 1 << 20  # a bigger stdout pipe: a large answer leaves in one write
+_F_SETPIPE_SZ: Final = 1031
+
+# A decoded message waiting for the SDK: (message, in-flight key, answered early).
+_Inbound = tuple[Any, str | None, bool]
+_Frame = tuple[bytes, str | None]
 
 
 def _error_frame(code: int, message: str, request_id: Any = None, data: Any = None) -> dict[str, Any]:
@@ -140,29 +160,31 @@ class _Framer:
         return message + b"\n"
 
 
-def _parse(body: bytes) -> SessionMessage | dict[str, Any]:
-    """A SessionMessage, or an error frame to send back instead."""
+def _decode(body: bytes) -> tuple[Any, dict[str, Any] | None]:
+    """The decoded JSON value, or an error frame to send back instead."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        return _error_frame(types.PARSE_ERROR, "Parse error: message is not valid UTF-8")
+        return None, _error_frame(PARSE_ERROR, "Parse error: message is not valid UTF-8")
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError):
-        return _error_frame(types.PARSE_ERROR, "Parse error: message is not valid JSON")
+        return None, _error_frame(PARSE_ERROR, "Parse error: message is not valid JSON")
     if isinstance(obj, list):
-        return _error_frame(types.INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported")
-    try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_python(obj, by_name=False))
-    except (ValidationError, RecursionError):
-        request_id = obj.get("id") if isinstance(obj, dict) and _valid_id(obj.get("id")) else None
-        return _error_frame(types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", request_id)
+        return None, _error_frame(INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported")
+    return obj, None
+
+
+def _is_request(obj: Any) -> bool:
+    return isinstance(obj, dict) and "id" in obj and isinstance(obj.get("method"), str)
 
 
 class StdioTransport:
-    """Claims fds 0/1 and exposes the MCP SDK's read/write stream pair."""
+    """Claims fds 0/1; serves the handshake at once and the MCP SDK's stream pair once loaded."""
 
-    def __init__(self, max_message_bytes: int, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
+    def __init__(
+        self, max_message_bytes: int, stdin_fd: int = 0, stdout_fd: int = 1, *, fast_handshake: bool = True
+    ) -> None:
         self._framer = _Framer(max_message_bytes)
         self._in = os.dup(stdin_fd)
         self._out = os.dup(stdout_fd)
@@ -170,89 +192,92 @@ class StdioTransport:
         os.dup2(devnull, stdin_fd)
         os.close(devnull)
         os.dup2(2, stdout_fd)
+        # A pipe or socket (what an MCP client gives us) is written without blocking, from the
+        # event loop; anything else (a terminal, a file) from a worker thread.
+        self._out_nonblocking = stat.S_ISFIFO(os.fstat(self._out).st_mode) or stat.S_ISSOCK(
+            os.fstat(self._out).st_mode
+        )
+        if self._out_nonblocking:
+            os.set_blocking(self._out, False)
+            if stat.S_ISFIFO(os.fstat(self._out).st_mode):
+                with contextlib.suppress(OSError):
+                    import fcntl
+
+                    fcntl.fcntl(self._out, _F_SETPIPE_SZ, _PIPE_BYTES)
         self.eof = anyio.Event()
         self.idle = anyio.Event()
         self.idle.set()
+        self.protocol_ready = anyio.Event()
         self.draining = False
+        self._fast_handshake = fast_handshake
+        self._seen_request = False
+        self._early_key: str | None = None
         self._answered: OrderedDict[str, bytes] = OrderedDict()
         self._in_flight: set[str] = set()
+        self._frames_send, self._frames_recv = anyio.create_memory_object_stream[_Frame](_FRAMES_DEPTH)
+        self._inbox_send, self._inbox_recv = anyio.create_memory_object_stream[_Inbound](_INBOX_DEPTH)
 
     def drain(self) -> None:
         """Stop taking input (graceful shutdown); in-flight requests still get their answers."""
         self.draining = True
 
-    def _track_outgoing(self, message: types.JSONRPCMessage, frame: bytes) -> str | None:
-        """Remember an answer for id replay; returns its key, settled once the frame is written."""
-        if not isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)) or message.id is None:
-            return None
-        key = json.dumps(message.id)
+    def _remember(self, key: str, frame: bytes) -> None:
         self._answered[key] = frame
         self._answered.move_to_end(key)
         while len(self._answered) > ANSWERED_CACHE:
             self._answered.popitem(last=False)
-        return key
 
     def _settle(self, key: str) -> None:
         self._in_flight.discard(key)
         if not self._in_flight:
             self.idle.set()
 
-    def _screen_incoming(self, message: SessionMessage) -> bytes | None:
-        """A frame to answer with instead of forwarding (repeated id), or None to forward."""
-        inner = message.message
-        if isinstance(inner, types.JSONRPCNotification) and inner.method == "notifications/cancelled":
-            request_id = (inner.params or {}).get("requestId")
+    def _screen_incoming(self, obj: Any) -> tuple[bytes | None, str | None]:
+        """A frame to answer with instead of forwarding (repeated id), or the in-flight key."""
+        if isinstance(obj, dict) and obj.get("method") == "notifications/cancelled" and "id" not in obj:
+            params = obj.get("params")
+            request_id = params.get("requestId") if isinstance(params, dict) else None
             self._in_flight.discard(json.dumps(request_id))
             if not self._in_flight:
                 self.idle.set()
-        if not isinstance(inner, types.JSONRPCRequest):
-            return None
-        key = json.dumps(inner.id)
+        if not _is_request(obj):
+            return None, None
+        key = json.dumps(obj["id"])
         if key in self._answered:
-            log.info("request_id_replayed", id=inner.id)
-            return self._answered[key]
+            log.info("request_id_replayed", id=obj["id"] if _valid_id(obj["id"]) else None)
+            return self._answered[key], None
         if key in self._in_flight:
-            error = _error_frame(
-                types.INVALID_REQUEST, "Invalid Request: this id is already in flight", inner.id
-            )
-            return self._frame(error)
+            request_id = obj["id"] if _valid_id(obj["id"]) else None
+            error = _error_frame(INVALID_REQUEST, "Invalid Request: this id is already in flight", request_id)
+            return self._frame(error), None
         self._in_flight.add(key)
         self.idle = anyio.Event() if self.idle.is_set() else self.idle
-        return None
+        return None, key
+
+    # -- phase 1: bytes in and out, no SDK -------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def streams(
-        self,
-    ) -> AsyncIterator[
-        tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
-    ]:
-        in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-        out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
-        frames_send, frames_recv = anyio.create_memory_object_stream[tuple[bytes, str | None]](64)
+    async def running(self) -> AsyncIterator[None]:
+        """Read stdin and write stdout until the context exits; input is queued for the SDK."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._read_loop, in_send, frames_send.clone())
-            tg.start_soon(self._encode_loop, out_recv, frames_send)
-            tg.start_soon(self._write_loop, frames_recv)
+            tg.start_soon(self._read_loop)
+            tg.start_soon(self._write_loop)
             try:
-                yield in_recv, out_send
+                yield
             finally:
                 tg.cancel_scope.cancel()
 
-    async def _read_loop(
-        self,
-        in_send: MemoryObjectSendStream[SessionMessage | Exception],
-        frames: MemoryObjectSendStream[tuple[bytes, str | None]],
-    ) -> None:
+    async def _read_loop(self) -> None:
         chunks_send, chunks = anyio.create_memory_object_stream[bytes](4)
         token = anyio.lowlevel.current_token()
         # A daemon thread, not a worker thread: a read blocked on stdin must never keep the
         # process alive at exit (SIGTERM, SIGINT) the way a joined executor thread would.
         threading.Thread(target=self._pump_stdin, args=(chunks_send, token), daemon=True).start()
-        async with in_send, frames, chunks:
+        async with self._inbox_send, chunks:
             async for chunk in chunks:
                 if self.draining:
                     continue  # shutting down: input after SIGTERM is not served
-                await self._dispatch_chunk(chunk, in_send, frames)
+                await self._dispatch_chunk(chunk)
         self.eof.set()
 
     def _pump_stdin(
@@ -266,57 +291,128 @@ class StdioTransport:
         with contextlib.suppress(RuntimeError):
             anyio.from_thread.run_sync(chunks.close, token=token)
 
-    async def _dispatch_chunk(
-        self,
-        chunk: bytes,
-        in_send: MemoryObjectSendStream[SessionMessage | Exception],
-        frames: MemoryObjectSendStream[tuple[bytes, str | None]],
-    ) -> None:
+    async def _dispatch_chunk(self, chunk: bytes) -> None:
         for item in self._framer.feed(chunk):
             if isinstance(item, str):
                 log.warning("frame_rejected", reason=item)
-                await frames.send(
-                    (self._frame(_error_frame(types.INVALID_REQUEST, f"Invalid Request: {item}")), None)
-                )
+                rejected = _error_frame(INVALID_REQUEST, f"Invalid Request: {item}")
+                await self._frames_send.send((self._frame(rejected), None))
                 continue
-            parsed = _parse(item)
-            if isinstance(parsed, SessionMessage):
-                reply = self._screen_incoming(parsed)
-                if reply is None:
-                    await in_send.send(parsed)
-                else:
-                    await frames.send((reply, None))
-            else:
-                log.warning("message_rejected", code=parsed["error"]["code"])
-                await frames.send((self._frame(parsed), None))
+            obj, error = _decode(item)
+            if error is not None:
+                log.warning("message_rejected", code=error["error"]["code"])
+                await self._frames_send.send((self._frame(error), None))
+                continue
+            reply, key = self._screen_incoming(obj)
+            if reply is not None:
+                await self._frames_send.send((reply, None))
+                continue
+            early = key is not None and await self._answer_early(obj, key)
+            await self._inbox_send.send((obj, key, early))
+
+    async def _answer_early(self, obj: Any, key: str) -> bool:
+        """Answer the connection's first request here if it is a handshake we can answer."""
+        if self._seen_request:
+            return False
+        self._seen_request = True
+        result = fast_answer(obj) if self._fast_handshake else None
+        if result is None:
+            return False
+        frame = self._framer.encode(fast_frame(obj, result))
+        self._remember(key, frame)
+        self._early_key = key
+        await self._frames_send.send((frame, key))
+        log.debug("handshake_answered_early", method=obj.get("method"))
+        return True
 
     def _frame(self, payload: dict[str, Any]) -> bytes:
         return self._framer.encode(json.dumps(payload, separators=(",", ":")).encode())
 
-    async def _encode_loop(
-        self,
-        out_recv: MemoryObjectReceiveStream[SessionMessage],
-        frames: MemoryObjectSendStream[tuple[bytes, str | None]],
-    ) -> None:
-        async with out_recv, frames:
-            async for message in out_recv:
-                body = message.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                frame = self._framer.encode(body)
-                await frames.send((frame, self._track_outgoing(message.message, frame)))
-
-    async def _write_loop(self, frames: MemoryObjectReceiveStream[tuple[bytes, str | None]]) -> None:
-        async with frames:
-            async for frame, answered_key in frames:
+    async def _write_loop(self) -> None:
+        async with self._frames_recv:
+            async for frame, answered_key in self._frames_recv:
                 try:
-                    await anyio.to_thread.run_sync(self._write_all, frame)
-                    if answered_key is not None:
-                        self._settle(answered_key)
+                    await self._write_all(frame)
                 except OSError:
                     log.warning("stdout_closed")
                     self.eof.set()
                     return
+                if answered_key is not None:
+                    self._settle(answered_key)
 
-    def _write_all(self, data: bytes) -> None:
+    async def _write_all(self, data: bytes) -> None:
+        if not self._out_nonblocking:
+            await anyio.to_thread.run_sync(self._write_blocking, data)
+            return
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._out, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self._out)
+
+    def _write_blocking(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(self._out, view) :]
+
+    # -- phase 2: the SDK's stream pair ----------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def streams(
+        self,
+    ) -> AsyncIterator[
+        tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+    ]:
+        """The SDK's read/write stream pair; the input queued so far is delivered first, in order.
+        Call once the SDK is imported (this imports from it)."""
+        from mcp.shared.message import SessionMessage
+
+        in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+        out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._forward_loop, in_send)
+            tg.start_soon(self._encode_loop, out_recv)
+            self.protocol_ready.set()
+            try:
+                yield in_recv, out_send
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _forward_loop(self, in_send: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+        from pydantic import ValidationError
+
+        async with in_send, self._inbox_recv:
+            async for obj, key, _early in self._inbox_recv:
+                try:
+                    message = types.jsonrpc_message_adapter.validate_python(obj, by_name=False)
+                except (ValidationError, RecursionError):
+                    request_id = obj.get("id") if isinstance(obj, dict) and _valid_id(obj.get("id")) else None
+                    text = "Invalid Request: not a JSON-RPC 2.0 message"
+                    error = _error_frame(INVALID_REQUEST, text, request_id)
+                    log.warning("message_rejected", code=INVALID_REQUEST)
+                    await self._frames_send.send((self._frame(error), key))
+                    continue
+                await in_send.send(SessionMessage(message))
+
+    async def _encode_loop(self, out_recv: MemoryObjectReceiveStream[SessionMessage]) -> None:
+        import mcp_types as types
+
+        async with out_recv:
+            async for message in out_recv:
+                inner = message.message
+                body = inner.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                frame = self._framer.encode(body)
+                key = None
+                if isinstance(inner, (types.JSONRPCResponse, types.JSONRPCError)) and inner.id is not None:
+                    key = json.dumps(inner.id)
+                    if key == self._early_key:  # already answered by server.handshake
+                        self._early_key = None
+                        if frame != self._answered.get(key):
+                            failed = isinstance(inner, types.JSONRPCError)
+                            log.error("early_handshake_mismatch", sdk_error=failed)
+                        continue
+                    self._remember(key, frame)
+                await self._frames_send.send((frame, key))

@@ -31,6 +31,9 @@ ALL_TOOLS = {
     "pdf_attachments",
     "pdf_annotations",
     "pdf_forms",
+    "pdf_search",
+    "pdf_render",
+    "pdf_images",
     "pdf_security",
 }
 BOMB_MIB = 1024

@@ -236,3 +236,55 @@ def hidden_text_pdf() -> bytes:
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue() + b"\n% appended update\n%%EOF\n"
+
+
+IMAGE_RGB = (200, 30, 60)
+
+
+def images_pdf() -> bytes:
+    """Page 1: a scan (no text, one 40 x 30 Flate RGB image covering the page). Page 2: text, a
+    4 x 4 JPEG, a Form XObject holding the scan image again, and an image declaring 20000 x 20000
+    pixels (never decoded unless asked)."""
+    from PIL import Image
+
+    pdf = pikepdf.open(io.BytesIO(text_pdf(["", "Page with pictures"])))
+    scan = pikepdf.Stream(pdf, bytes(IMAGE_RGB) * 40 * 30)
+    scan.Type, scan.Subtype, scan.Width, scan.Height = pikepdf.Name.XObject, pikepdf.Name.Image, 40, 30
+    scan.ColorSpace, scan.BitsPerComponent = pikepdf.Name.DeviceRGB, 8
+    pdf.pages[0].obj.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(Scan=scan))
+    pdf.pages[0].obj.Contents = pdf.make_stream(b"q 612 0 0 792 0 0 cm /Scan Do Q")
+    jpeg = io.BytesIO()
+    Image.new("RGB", (4, 4), (0, 0, 255)).save(jpeg, format="JPEG", quality=95)
+    photo = pikepdf.Stream(pdf, jpeg.getvalue())
+    photo.Type, photo.Subtype, photo.Width, photo.Height = pikepdf.Name.XObject, pikepdf.Name.Image, 4, 4
+    photo.ColorSpace, photo.BitsPerComponent, photo.Filter = pikepdf.Name.DeviceRGB, 8, pikepdf.Name.DCTDecode
+    huge = pikepdf.Stream(pdf, zlib.compress(b"\x00" * 1000))
+    huge.Type, huge.Subtype, huge.Width, huge.Height = pikepdf.Name.XObject, pikepdf.Name.Image, 20000, 20000
+    huge.ColorSpace, huge.BitsPerComponent, huge.Filter = pikepdf.Name.DeviceGray, 8, pikepdf.Name.FlateDecode
+    form = pikepdf.Stream(pdf, b"q 10 0 0 10 0 0 cm /Inner Do Q")
+    form.Type, form.Subtype, form.BBox = pikepdf.Name.XObject, pikepdf.Name.Form, [0, 0, 10, 10]
+    form.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(Inner=scan))
+    resources = pdf.pages[1].obj.Resources
+    resources.XObject = pikepdf.Dictionary(Photo=photo, Fm0=form, Huge=huge)
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def xmp_pdf() -> bytes:
+    """Info and XMP that agree on the author and the creation date (written differently) but
+    not on the title."""
+    pdf = pikepdf.open(io.BytesIO(text_pdf(["XMP document"], title="Info title", author="Ada")))
+    with pdf.open_metadata(set_pikepdf_as_editor=False, update_docinfo=False) as meta:
+        meta["dc:title"] = "XMP title"
+        meta["dc:creator"] = ["Ada"]
+        meta["xmp:CreateDate"] = "2024-05-06T07:08:09+00:00"
+    pdf.docinfo["/CreationDate"] = pikepdf.String("D:20240506070809Z")
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def damaged_xref_pdf() -> bytes:
+    """A readable document whose startxref keyword is damaged: qpdf rebuilds the xref table."""
+    return text_pdf(["Repaired text"]).replace(b"startxref", b"startxrex")

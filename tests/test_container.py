@@ -87,6 +87,14 @@ async def test_mcp_session_in_the_container(shared: Path) -> None:
         ):
             results[name] = await client.call_tool("pdf_read", {"path": path, **extra})
         results["after"] = await client.call_tool("pdf_read", {"path": "hello.pdf", "pages": "2"})
+        # The image codecs, the regex engine and XMP parsing under the container's seccomp profile.
+        rendered = await client.call_tool("pdf_render", {"path": "hello.pdf", "dpi": 36})
+        found = await client.call_tool("pdf_search", {"path": "hello.pdf", "query": "page", "regex": True})
+        described = await client.call_tool("pdf_info", {"path": "hello.pdf"})
+    assert rendered.is_error is False and rendered.content[1].mime_type == "image/png"
+    assert rendered.structured_content["image"]["width_px"] == 306
+    assert found.is_error is False and found.structured_content["pages_searched"] == len(HELLO_PAGES)
+    assert described.is_error is False and described.structured_content["repair"]["warning_count"] == 0
     assert tools == ALL_TOOLS
     assert [p["text"] for p in results["read"].structured_content["pages"]] == HELLO_PAGES
     codes = {

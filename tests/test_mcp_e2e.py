@@ -36,6 +36,7 @@ async def test_handshake_lists_both_tools_read_only(docs: Path) -> None:
         "text",
         "structure",
         "security",
+        "render",
     }
 
 

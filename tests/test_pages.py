@@ -37,3 +37,28 @@ def test_bad_selectors(selector: str, code: str) -> None:
     with pytest.raises(WorkerError) as caught:
         select_pages(selector, 3)
     assert caught.value.code == code
+
+
+LABELS = ["i", "ii", "iii", "1", "2", "A-1", "A-2"]
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("ii", [1]),
+        ("ii-1", [1, 2, 3]),
+        ("A-1", [5]),  # a label containing a dash is matched whole first
+        ("A-1-A-2", [5, 6]),
+        ("iii,1-2", [2, 0, 1]),  # digits stay physical page numbers
+        ("2,ii", [1]),
+    ],
+)
+def test_label_selectors(selector: str, expected: list[int]) -> None:
+    assert select_pages(selector, len(LABELS), lambda: LABELS) == expected
+
+
+@pytest.mark.parametrize("selector", ["xiv", "1-iii-x", "2-i"])
+def test_bad_label_selectors(selector: str) -> None:
+    with pytest.raises(WorkerError) as caught:
+        select_pages(selector, len(LABELS), lambda: LABELS)
+    assert caught.value.code == "invalid_arguments"

@@ -45,6 +45,9 @@ def _tiny_pdf(encryption: object = None) -> bytes:
         )
         with pdf.open_outline() as outline:
             outline.root.append(pikepdf.OutlineItem(_WARMUP_TEXT, 0))
+        with pdf.open_metadata(set_pikepdf_as_editor=False) as meta:  # XMP: lxml and pikepdf's models
+            meta["dc:title"] = _WARMUP_TEXT
+            meta["xmp:CreateDate"] = "2026-01-01T00:00:00Z"
     out = io.BytesIO()
     pdf.save(out, encryption=encryption or False)  # type: ignore[arg-type]
     return out.getvalue()
@@ -57,20 +60,67 @@ def warm_up() -> None:
     data = _tiny_pdf()
     info = get_parser("pdf_info")(data, {})
     outline = get_parser("pdf_outline")(data, {"max_depth": 4, "max_items": 10})
-    attachments = get_parser("pdf_attachments")(data, {"max_bytes": 100, "extract": "warm-up.txt"})
+    attachments = get_parser("pdf_attachments")(
+        data, {"max_bytes": 100, "max_items": 10, "extract": "warm-up.txt"}
+    )
     get_parser("pdf_annotations")(data, {"max_items": 10})
     get_parser("pdf_forms")(data, {"max_items": 10})
     get_parser("pdf_security")(data, {})
+    search = get_parser("pdf_search")(
+        data, {"query": "warm.up", "regex": True, "max_results": 5, "time_budget_ms": 5000}
+    )
+    render = get_parser("pdf_render")(data, {"page": "1", "dpi": 36, "max_pixels": 100_000})
+    if len(search["hits"]) != 1 or not render["png_base64"]:
+        raise RuntimeError("search or rendering failed its warm-up")
+    _warm_images()
     if outline["items"][0]["page"] != 1 or attachments["extracted"] is None:
         raise RuntimeError("outline or attachment parsing failed its warm-up")
     get_parser("page_count")(data, {})
     fast = get_parser("pdf_read")(data, {"max_chars": 1000})
     layout = get_parser("pdf_read")(data, {"max_chars": 1000, "engine": "layout"})
+    if info["xmp"] is None or info["metadata_conflicts"]:
+        raise RuntimeError("XMP parsing failed its warm-up")
     if info["page_count"] != 1 or _WARMUP_TEXT not in fast["pages"][0]["text"]:
         raise RuntimeError("PDF engines failed their warm-up")
     if _WARMUP_TEXT not in layout["pages"][0]["text"]:
         raise RuntimeError("pdfminer failed its warm-up")
     _warm_crypto()
+
+
+def _warm_images() -> None:
+    """Image decoding: every Pillow plugin registered, and one image per common filter decoded
+    and encoded to PNG through the same code path as a job."""
+    import pikepdf
+    from PIL import Image
+
+    from worker.parsers import get_parser
+
+    Image.init()
+    pdf = pikepdf.new()
+    pdf.add_blank_page()
+    xobjects = pikepdf.Dictionary()
+    sample = Image.new("RGB", (4, 4), (200, 30, 30))
+    jpeg = io.BytesIO()
+    sample.save(jpeg, format="JPEG")
+    # Unfiltered data is Flate-encoded by save(); the JPEG keeps its own filter.
+    streams = {"Flate": (b"\xc8\x1e\x1e" * 16, None), "DCT": (jpeg.getvalue(), pikepdf.Name.DCTDecode)}
+    for name, (raw, decode_filter) in streams.items():
+        stream = pikepdf.Stream(pdf, raw)
+        stream.Type, stream.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+        stream.Width, stream.Height, stream.BitsPerComponent = 4, 4, 8
+        stream.ColorSpace = pikepdf.Name.DeviceRGB
+        if decode_filter is not None:
+            stream.Filter = decode_filter
+        xobjects[f"/{name}"] = stream
+    pdf.pages[0].Resources = pikepdf.Dictionary(XObject=xobjects)
+    out = io.BytesIO()
+    pdf.save(out)
+    for name in streams:
+        result = get_parser("pdf_images")(
+            out.getvalue(), {"max_items": 10, "max_pixels": 100, "extract": {"page": 1, "name": name}}
+        )
+        if result["extracted"] is None:
+            raise RuntimeError("image extraction failed its warm-up")
 
 
 def _warm_crypto() -> None:

@@ -58,6 +58,9 @@ _KINDS: Final = frozenset(
         "pdf_annotations",
         "pdf_forms",
         "pdf_security",
+        "pdf_search",
+        "pdf_render",
+        "pdf_images",
         "page_count",
         "probe",
     }

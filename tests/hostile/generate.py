@@ -431,7 +431,7 @@ CLASSES: list[HostileClass] = [
 ]
 
 
-# pdf_outline, pdf_attachments, pdf_annotations and pdf_forms read only the object model (qpdf):
+# pdf_outline, pdf_attachments, pdf_annotations, pdf_forms and pdf_images read only the object model (qpdf):
 # no content stream, font or image is decoded, so bombs and slow layouts read fine, and qpdf
 # repairs what PDFium cannot (truncated). qpdf refuses page-tree loops and a lost /Root.
 QPDF_REFUSES = frozenset(
@@ -440,7 +440,13 @@ QPDF_REFUSES = frozenset(
 _INPUT_CODES = frozenset({"encrypted", "wrong_password", "not_a_pdf", "not_a_file", "path_denied"})
 
 
+# pdf_search and pdf_render load pages with PDFium, as pdf_read's fast engine does.
+_LIKE_FAST = frozenset({"search", "render"})
+
+
 def expected(cls: HostileClass, engine: str) -> frozenset[str]:
+    if engine in _LIKE_FAST:
+        engine = "fast"
     if engine in cls.expect:
         return cls.expect[engine]
     if cls.expect["info"] <= _INPUT_CODES:

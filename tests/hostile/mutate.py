@@ -128,6 +128,9 @@ async def fuzz(count: int, folder: Path, regressions: Path) -> FuzzReport:
                 ("pdf_annotations", {}),
                 ("pdf_forms", {}),
                 ("pdf_security", {}),
+                ("pdf_search", {"query": "e", "max_results": 5}),
+                ("pdf_render", {"dpi": 36}),
+                ("pdf_images", {}),
                 ("pdf_read", {"engine": "layout"}),
             )
             for tool, extra in calls:

@@ -34,6 +34,9 @@ CALLS = {
     "annotations": ("pdf_annotations", {}),
     "forms": ("pdf_forms", {}),
     "security": ("pdf_security", {}),
+    "search": ("pdf_search", {"query": "e", "max_results": 5}),
+    "render": ("pdf_render", {"dpi": 72}),
+    "images": ("pdf_images", {}),
 }
 
 

@@ -2,7 +2,8 @@
 
 Input: untrusted bytes. Each page's /Annots is read through qpdf; every string is bounded; link
 targets are resolved to a page of this document, a URI, or the action's kind (Launch,
-JavaScript, ...), which is reported and never followed. Capped at ``max_items``, with a flag.
+JavaScript, ...), which is reported and never followed. At most ``max_items`` per answer from
+``start``; the position to continue from is returned for the cursor.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pikepdf
 
 from worker.parsers.common import clean_string, open_pikepdf
 from worker.parsers.destinations import action_target, page_index
-from worker.parsers.pages import select_pages
+from worker.parsers.pages import pikepdf_labels, select_pages
 
 __all__ = ["run"]
 
@@ -52,26 +53,25 @@ def _annotation(
 
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     max_items = int(args["max_items"])
+    start = int(args.get("start", 0))
+    position = 0
+    next_start = None
     items: list[dict[str, Any]] = []
-    truncated = False
     with open_pikepdf(data, args.get("password")) as pdf:
         pages = page_index(pdf)
-        for index in select_pages(args.get("pages"), len(pdf.pages)):
+        for index in select_pages(args.get("pages"), len(pdf.pages), pikepdf_labels(pdf)):
             annots = pdf.pages[index].obj.get("/Annots")
             if not isinstance(annots, pikepdf.Array):
                 continue
             for annot in annots:
                 if not isinstance(annot, pikepdf.Dictionary):
                     continue
-                if len(items) >= max_items:
-                    truncated = True
+                if position >= start + max_items:
+                    next_start = position
                     break
-                items.append(_annotation(pdf, annot, index, pages))
-            if truncated:
+                if position >= start:
+                    items.append(_annotation(pdf, annot, index, pages))
+                position += 1
+            if next_start is not None:
                 break
-    warnings = (
-        [f"more than {max_items} annotations: the first {max_items} are listed (max_items)"]
-        if truncated
-        else []
-    )
-    return {"annotations": items, "truncated": truncated, "warnings": warnings}
+    return {"annotations": items, "next_start": next_start, "warnings": []}

@@ -17,8 +17,6 @@ from worker.parsers.common import clean_string, open_pikepdf
 
 __all__ = ["run"]
 
-_MAX_LISTED = 1000
-
 
 def _safe_name(name: str) -> str:
     base = posixpath.basename(name.replace("\\", "/")).strip() or "attachment"
@@ -32,14 +30,21 @@ def _date(value: object) -> str | None:
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     wanted = args.get("extract")
     max_bytes = int(args["max_bytes"])
+    start = int(args.get("start", 0))
+    end = start + int(args["max_items"])
+    next_start = None
     warnings: list[str] = []
     files: list[dict[str, Any]] = []
     extracted: dict[str, Any] | None = None
     with open_pikepdf(data, args.get("password")) as pdf:
         for index, (name, spec) in enumerate(pdf.attachments.items()):
-            if index >= _MAX_LISTED:
-                warnings.append(f"more than {_MAX_LISTED} attachments: the first {_MAX_LISTED} are listed")
-                break
+            listed = start <= index < end
+            if index >= end and next_start is None:
+                next_start = index
+            if not listed and (wanted is None or name != wanted):
+                if next_start is not None and (wanted is None or extracted is not None):
+                    break
+                continue
             stored = clean_string(name, 1000)
             attached = spec.get_file()
             content = attached.read_bytes()
@@ -55,7 +60,8 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 "modified": _date(attached.mod_date),
                 "description": clean_string(spec.description, 1000) if spec.description else None,
             }
-            files.append(entry)
+            if listed:
+                files.append(entry)
             if wanted is not None and name == wanted:
                 if len(content) > max_bytes:
                     raise WorkerError(
@@ -68,4 +74,4 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         raise WorkerError(
             "invalid_arguments", "no attachment has that name (names are listed without extract)"
         )
-    return {"attachments": files, "extracted": extracted, "warnings": warnings}
+    return {"attachments": files, "extracted": extracted, "next_start": next_start, "warnings": warnings}

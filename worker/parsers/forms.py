@@ -53,12 +53,15 @@ def _widgets_by_page(pdf: pikepdf.Pdf) -> dict[tuple[int, int], int]:
 
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     max_items = int(args["max_items"])
+    start = int(args.get("start", 0))
+    position = 0
+    next_start = None
     fields: list[dict[str, Any]] = []
     warnings: list[str] = []
     with open_pikepdf(data, args.get("password")) as pdf:
         form = pdf.Root.get("/AcroForm")
         if not isinstance(form, pikepdf.Dictionary):
-            return {"fields": [], "xfa": False, "truncated": False, "warnings": []}
+            return {"fields": [], "xfa": False, "next_start": None, "warnings": []}
         owner = _widgets_by_page(pdf)
         seen: set[tuple[int, int]] = set()
         roots = form.get("/Fields")
@@ -67,7 +70,6 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             if isinstance(roots, pikepdf.Array)
             else []
         )
-        truncated = False
         while stack:
             node, parent_name, inherited, depth = stack.pop()
             if not isinstance(node, pikepdf.Dictionary) or (node.is_indirect and node.objgen in seen):
@@ -85,9 +87,12 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             if any(isinstance(kid, pikepdf.Dictionary) and "/T" in kid for kid in kid_list):
                 stack.extend((kid, name, attrs, depth + 1) for kid in reversed(kid_list))
                 continue
-            if len(fields) >= max_items:
-                truncated = True
+            if position >= start + max_items:
+                next_start = position
                 break
+            position += 1
+            if position <= start:
+                continue
             candidates = [node] if "/Rect" in node else kid_list
             widgets = [k for k in candidates if isinstance(k, pikepdf.Dictionary)]
             widget = widgets[0] if widgets else None
@@ -107,6 +112,4 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 }
             )
         xfa = "/XFA" in form
-    if truncated:
-        warnings.append(f"more than {max_items} fields: the first {max_items} are listed (max_items)")
-    return {"fields": fields, "xfa": xfa, "truncated": truncated, "warnings": warnings[:20]}
+    return {"fields": fields, "xfa": xfa, "next_start": next_start, "warnings": warnings[:20]}

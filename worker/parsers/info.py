@@ -7,19 +7,27 @@ bounded; the per-page list is paginated by the caller's ``start`` index.
 
 from __future__ import annotations
 
+import ctypes
+import math
 from typing import Any, Final
 
 import pikepdf
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import clean_string, open_pdfium, open_pikepdf
-from worker.parsers.pages import select_pages
+from worker.parsers.docfacts import feature_flags, reconcile, repair_report, xmp_metadata
+from worker.parsers.pages import pdfium_labels, select_pages
 
 __all__ = ["run"]
 
 MAX_PAGE_ENTRIES: Final = 1000
+CHARS_PER_TOKEN: Final = 4  # a rough rule for English text with common tokenizers
+SCANNED_MAX_CHARS: Final = 16
+SCANNED_MIN_IMAGE_COVER: Final = 0.5
+MAX_OBJECTS_EXAMINED: Final = 5000
 MAX_METADATA_KEYS: Final = 64
 _STANDARD_KEYS: Final = {
     "/Title": "title",
@@ -77,27 +85,85 @@ def _from_pdfium(document: Any) -> tuple[str, dict[str, str], None]:
     return version, metadata, None
 
 
-def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
-    password = args.get("password")
-    warnings: list[str] = []
+def _image_cover(page: Any, area: float) -> float:
+    """Share of the page covered by image objects (top level; capped work on huge pages)."""
+    covered = 0.0
+    count = min(int(pdfium_c.FPDFPage_CountObjects(page.raw)), MAX_OBJECTS_EXAMINED)
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    for index in range(count):
+        obj = pdfium_c.FPDFPage_GetObject(page.raw, index)
+        if not obj or pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            continue
+        if pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+            covered += max(0.0, right.value - left.value) * max(0.0, top.value - bottom.value)
+    return min(1.0, covered / area) if area > 0 else 0.0
+
+
+def _page_entry(page: Any, index: int, label: str) -> dict[str, Any]:
+    width, height = page.get_size()
+    textpage = page.get_textpage()
+    chars = max(0, int(textpage.count_chars()))
+    textpage.close()
+    scanned = False
+    if chars < SCANNED_MAX_CHARS:
+        scanned = _image_cover(page, float(width) * float(height)) >= SCANNED_MIN_IMAGE_COVER
+    return {
+        "page": index + 1,
+        "label": label,
+        "width_pt": round(float(width), 2),
+        "height_pt": round(float(height), 2),
+        "rotation": int(page.get_rotation()),
+        "has_text": chars > 0,
+        "chars": chars,
+        "tokens_estimate": math.ceil(chars / CHARS_PER_TOKEN),
+        "scanned": scanned,
+    }
+
+
+def _structure(data: bytes, password: str | None, warnings: list[str]) -> dict[str, Any] | None:
+    """What qpdf reads from the object model; None when qpdf cannot parse the structure."""
     try:
         with open_pikepdf(data, password) as pdf:
-            version = str(pdf.pdf_version)
             metadata = _metadata(pdf, warnings)
-            encryption = _encryption(pdf)
+            xmp = xmp_metadata(pdf, warnings)
+            return {
+                "pdf_version": str(pdf.pdf_version),
+                "metadata": metadata,
+                "encryption": _encryption(pdf),
+                "xmp": xmp,
+                "metadata_conflicts": reconcile(metadata, xmp),
+                "features": feature_flags(pdf, warnings),
+                "repair": repair_report(pdf),
+            }
     except WorkerError as exc:
         if exc.code != "malformed":
             raise
-        version = ""  # filled from PDFium below
+        return None
+
+
+def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
+    password = args.get("password")
+    warnings: list[str] = []
+    facts = _structure(data, password, warnings)
     document = open_pdfium(data, password)
-    if not version:
+    if facts is None:
         # qpdf refuses some damaged structures PDFium still reads (page-tree loops, lost /Root):
         # answer from PDFium and say so, rather than fail the whole call.
         version, metadata, encryption = _from_pdfium(document)
         warnings.append("qpdf could not parse the document structure; version and metadata come from PDFium")
+        facts = {
+            "pdf_version": version,
+            "metadata": metadata,
+            "encryption": encryption,
+            "xmp": None,
+            "metadata_conflicts": [],
+            "features": None,
+            "repair": None,
+        }
     try:
         page_count = len(document)
-        selection = select_pages(args.get("pages"), page_count)
+        labels = pdfium_labels(document)
+        selection = select_pages(args.get("pages"), page_count, labels)
         start = int(args.get("start", 0))
         window = selection[start : start + MAX_PAGE_ENTRIES]
         pages = []
@@ -108,19 +174,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 warnings.append(f"page {index + 1} could not be loaded by PDFium")
                 continue
             try:
-                width, height = page.get_size()
-                textpage = page.get_textpage()
-                has_text = textpage.count_chars() > 0
-                textpage.close()
-                pages.append(
-                    {
-                        "page": index + 1,
-                        "width_pt": round(float(width), 2),
-                        "height_pt": round(float(height), 2),
-                        "rotation": int(page.get_rotation()),
-                        "has_text": has_text,
-                    }
-                )
+                pages.append(_page_entry(page, index, labels()[index]))
+            except pdfium.PdfiumError:
+                warnings.append(f"page {index + 1}: PDFium could not read its text layer")
             finally:
                 page.close()
             progress.page_done(len(pages), len(window))
@@ -129,11 +185,17 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     end = start + len(window)
     return {
         "page_count": page_count,
-        "pdf_version": version,
-        "encrypted": encryption is not None,
-        "encryption": encryption,
-        "producer": metadata.get("producer"),
-        "metadata": metadata,
+        "pdf_version": facts["pdf_version"],
+        "encrypted": facts["encryption"] is not None,
+        "encryption": facts["encryption"],
+        "producer": facts["metadata"].get("producer"),
+        "metadata": facts["metadata"],
+        "xmp": facts["xmp"],
+        "metadata_conflicts": facts["metadata_conflicts"],
+        "features": facts["features"],
+        "repair": facts["repair"],
+        "tokens_estimate": sum(page["tokens_estimate"] for page in pages),
+        "scanned_pages": sum(1 for page in pages if page["scanned"]),
         "pages": pages,
         "next_start": end if end < len(selection) else None,
         "warnings": warnings,

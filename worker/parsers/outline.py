@@ -22,6 +22,9 @@ _TITLE_CHARS = 500
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     max_depth = int(args["max_depth"])
     max_items = int(args["max_items"])
+    start = int(args.get("start", 0))
+    position = 0  # items walked so far, including those before ``start``
+    next_start = None
     warnings: list[str] = []
     items: list[dict[str, Any]] = []
     with open_pikepdf(data, args.get("password")) as pdf:
@@ -42,9 +45,13 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                     )
                 continue
             seen.add(node.objgen)
-            if len(items) >= max_items:
-                truncated = True
+            if position >= start + max_items:
+                next_start = position
                 break
+            position += 1
+            if position <= start:
+                _push_children(stack, node, level, max_depth)
+                continue
             page, action, _ = action_target(pdf, node, pages)
             if page is not None and page not in labels:
                 labels[page] = clean_string(pdf.pages[page].label, 64) if 0 <= page < len(pdf.pages) else None
@@ -57,15 +64,19 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                     "action": action,
                 }
             )
-            if "/Next" in node:
-                stack.append((node.Next, level))
-            if "/First" in node:
-                if level < max_depth:
-                    stack.append((node.First, level + 1))
-                else:
-                    truncated = True
+            truncated = _push_children(stack, node, level, max_depth) or truncated
         if truncated:
-            warnings.append(
-                f"the outline was cut at {max_items} items or depth {max_depth} (max_items, max_depth)"
-            )
-    return {"items": items, "truncated": truncated, "warnings": warnings[:20]}
+            warnings.append(f"items deeper than max_depth ({max_depth}) are left out")
+    return {"items": items, "truncated": truncated, "next_start": next_start, "warnings": warnings[:20]}
+
+
+def _push_children(stack: list[tuple[Any, int]], node: Any, level: int, max_depth: int) -> bool:
+    """Queue the next sibling and the first child; True if the child is too deep to follow."""
+    if "/Next" in node:
+        stack.append((node.Next, level))
+    if "/First" in node:
+        if level < max_depth:
+            stack.append((node.First, level + 1))
+        else:
+            return True
+    return False

@@ -1,23 +1,81 @@
-"""Page selectors such as ``"1-3,7,10-"``, resolved against a document's page count.
+"""Page selectors such as ``"1-3,7,10-"`` or ``"iv,A-1"``, resolved against a document.
 
-The selector string comes from the supervisor, which checked its syntax; the page count comes
-from the document, so every bound is checked here again.
+The selector string comes from the supervisor, which checked its character set; the page count
+and the page labels come from the document, so every bound is checked here again.
+
+A part made of digits and one dash is a range of physical page numbers (1-based). Any other
+part names page labels (what a viewer displays, e.g. ``iv`` or ``A-1``): first the whole part
+as one label, then ``first-last`` as a range between two labels. Labels are only read from the
+document when a selector uses them.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from worker.errors import WorkerError
 
-__all__ = ["MAX_SELECTOR_PARTS", "select_pages"]
+__all__ = ["MAX_SELECTOR_PARTS", "pdfium_labels", "pikepdf_labels", "select_pages"]
 
 MAX_SELECTOR_PARTS: Final = 256
+MAX_LABEL_CHARS: Final = 64
 _PART = re.compile(r"^\s*(\d+)?\s*(-)?\s*(\d+)?\s*$")
 
+Labels = Callable[[], list[str]]
 
-def select_pages(selector: str | None, page_count: int) -> list[int]:
+
+def pdfium_labels(document: Any) -> Labels:
+    """Page labels as PDFium reports them; an unlabelled page is its 1-based number."""
+
+    @functools.cache
+    def labels() -> list[str]:
+        result = []
+        for index in range(len(document)):
+            label = document.get_page_label(index) or ""
+            result.append(label[:MAX_LABEL_CHARS] or str(index + 1))
+        return result
+
+    return labels
+
+
+def pikepdf_labels(pdf: Any) -> Labels:
+    @functools.cache
+    def labels() -> list[str]:
+        result = []
+        for index, page in enumerate(pdf.pages):
+            try:
+                label = str(page.label)[:MAX_LABEL_CHARS]
+            except (ValueError, TypeError, RuntimeError):
+                label = ""
+            result.append(label or str(index + 1))
+        return result
+
+    return labels
+
+
+def _label_range(part: str, labels: Labels | None, cache: dict[str, int]) -> tuple[int, int]:
+    if labels is None:
+        raise WorkerError("invalid_arguments", "page selector must look like '1-3,7,10-'")
+    if not cache:
+        for index, label in enumerate(labels()):
+            cache.setdefault(label, index)
+        cache.setdefault("", -1)  # marks the cache as filled even for an empty document
+    name = part.strip()
+    if name in cache and name:
+        return cache[name], cache[name]
+    # A range between two labels; a label may itself contain a dash, so try every split.
+    for position, char in enumerate(name):
+        first, last = name[:position].strip(), name[position + 1 :].strip()
+        if char == "-" and first and last and first in cache and last in cache:
+            return cache[first], cache[last]
+    shown = name[:MAX_LABEL_CHARS]
+    raise WorkerError("invalid_arguments", f"no page has the label {shown!r}")
+
+
+def select_pages(selector: str | None, page_count: int, labels: Labels | None = None) -> list[int]:
     """Return 0-based page indices in selector order, without duplicates."""
     if selector is None or selector.strip() in ("", "all"):
         return list(range(page_count))
@@ -26,22 +84,28 @@ def select_pages(selector: str | None, page_count: int) -> list[int]:
         raise WorkerError("invalid_arguments", f"page selector has more than {MAX_SELECTOR_PARTS} parts")
     chosen: list[int] = []
     seen: set[int] = set()
+    label_cache: dict[str, int] = {}
     for part in parts:
         match = _PART.match(part)
         if match is None or (match.group(1) is None and match.group(3) is None):
-            raise WorkerError("invalid_arguments", "page selector must look like '1-3,7,10-'")
-        first_text, dash, last_text = match.groups()
-        first = int(first_text) if first_text else 1
-        last = int(last_text) if last_text else (page_count if dash else first)
-        if first < 1 or last < first:
-            raise WorkerError("invalid_arguments", f"invalid page range {part.strip()!r}")
-        if last > page_count:
-            raise WorkerError(
-                "page_out_of_range",
-                f"page {last} requested but the document has {page_count} page(s)",
-                {"page_count": page_count},
-            )
-        for index in range(first - 1, last):
+            first_index, last_index = _label_range(part, labels, label_cache)
+            if last_index < first_index:
+                raise WorkerError("invalid_arguments", f"label range {part.strip()[:130]!r} runs backwards")
+            indices = range(first_index, last_index + 1)
+        else:
+            first_text, dash, last_text = match.groups()
+            first = int(first_text) if first_text else 1
+            last = int(last_text) if last_text else (page_count if dash else first)
+            if first < 1 or last < first:
+                raise WorkerError("invalid_arguments", f"invalid page range {part.strip()!r}")
+            if last > page_count:
+                raise WorkerError(
+                    "page_out_of_range",
+                    f"page {last} requested but the document has {page_count} page(s)",
+                    {"page_count": page_count},
+                )
+            indices = range(first - 1, last)
+        for index in indices:
             if index not in seen:
                 seen.add(index)
                 chosen.append(index)

@@ -17,7 +17,7 @@ import pypdfium2 as pdfium
 from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import open_pdfium
-from worker.parsers.pages import select_pages
+from worker.parsers.pages import pdfium_labels, select_pages
 
 __all__ = ["run"]
 
@@ -91,7 +91,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     document = open_pdfium(data, password)
     try:
         page_count = len(document)
-        selection = select_pages(args.get("pages"), page_count)
+        selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
         todo = selection[start_index:]
         layout = engine == "layout"
         texts = _layout_texts(data, password, todo) if layout else _pdfium_texts(document, todo, warnings)

@@ -1,0 +1,167 @@
+"""``pdf_search``: literal or regular-expression search over page text, with boxes and context.
+
+Input: untrusted bytes and a query from the client. PDFium extracts each selected page's text;
+the query runs over it with the ``regex`` module, whose matching can be interrupted: the whole
+search has a time budget, so a pattern with catastrophic backtracking on crafted text ends as a
+``timeout`` error instead of spinning until the job's deadline. Each hit carries its page, the
+matched text, the surrounding context, and the rectangles it covers on the page (PDF points,
+origin bottom-left). Results stop at ``max_results``; the position to continue from is returned
+so the supervisor can hand out a cursor. Empty matches are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any, Final
+
+import pypdfium2 as pdfium
+import regex
+
+from worker import progress
+from worker.errors import WorkerError
+from worker.parsers.common import open_pdfium
+from worker.parsers.pages import pdfium_labels, select_pages
+
+__all__ = ["run"]
+
+MAX_MATCH_CHARS: Final = 1000
+MAX_RECTS: Final = 16
+MAX_WARNINGS: Final = 100
+
+
+def _compile(args: dict[str, Any]) -> Any:
+    query = str(args["query"])
+    pattern = query if args.get("regex") else regex.escape(query)
+    if args.get("whole_word"):
+        pattern = rf"(?<!\w)(?:{pattern})(?!\w)"
+    flags = regex.VERSION0 | (0 if args.get("case_sensitive") else regex.IGNORECASE | regex.FULLCASE)
+    try:
+        return regex.compile(pattern, flags)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise WorkerError("invalid_arguments", "the query is not a valid regular expression") from exc
+
+
+_SPACE = regex.compile(r"\s+")
+
+
+def _flat(text: str) -> str:
+    """Context on one line: every run of whitespace (line breaks included) becomes one space."""
+    flat: str = _SPACE.sub(" ", text)
+    return flat
+
+
+def _rects(textpage: Any, start: int, length: int) -> list[list[float]]:
+    count = min(int(textpage.count_rects(start, length)), MAX_RECTS)
+    return [[round(float(v), 2) for v in textpage.get_rect(i)] for i in range(count)]
+
+
+def _page_text(document: Any, index: int, warnings: list[str]) -> tuple[str, Any, Any] | None:
+    try:
+        page = document[index]
+    except pdfium.PdfiumError:
+        warnings.append(f"page {index + 1} could not be loaded by PDFium; it was not searched")
+        return None
+    try:
+        textpage = page.get_textpage()
+        text = textpage.get_text_range()
+    except pdfium.PdfiumError:
+        page.close()
+        warnings.append(f"page {index + 1}: PDFium could not extract its text; it was not searched")
+        return None
+    return text, page, textpage
+
+
+class _Budget:
+    """Matching time over the whole search; text extraction is bounded by the job's deadline."""
+
+    def __init__(self, milliseconds: int) -> None:
+        self.milliseconds = milliseconds
+        self.left = milliseconds / 1000
+
+    def spans(self, pattern: Any, text: str, page: int) -> Iterator[tuple[int, int]]:
+        """Non-empty match spans; raises ``timeout`` when the budget is spent."""
+        started = time.monotonic()
+        try:
+            if self.left <= 0:
+                raise TimeoutError
+            for match in pattern.finditer(text, timeout=self.left):
+                if match.end() > match.start():
+                    yield match.span()
+        except TimeoutError as exc:
+            raise WorkerError(
+                "timeout",
+                f"the search ran past its time budget of {self.milliseconds} ms on page {page}",
+                {"time_budget_ms": self.milliseconds, "page": page},
+            ) from exc
+        finally:
+            self.left -= time.monotonic() - started
+
+
+def _hit(text: str, span: tuple[int, int], context: int, textpage: Any | None) -> dict[str, Any]:
+    begin, end = span
+    return {
+        "text": text[begin : min(end, begin + MAX_MATCH_CHARS)],
+        "offset": begin,
+        "before": _flat(text[max(0, begin - context) : begin])[-context:] if context else "",
+        "after": _flat(text[end : end + context])[:context] if context else "",
+        "rects": _rects(textpage, begin, end - begin) if textpage is not None else [],
+    }
+
+
+def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
+    pattern = _compile(args)
+    max_results = int(args["max_results"])
+    context = int(args.get("context_chars", 80))
+    budget = _Budget(int(args["time_budget_ms"]))
+    start_index = int(args.get("start_index", 0))
+    skip = int(args.get("skip", 0))
+
+    warnings: list[str] = []
+    hits: list[dict[str, Any]] = []
+    next_position: dict[str, int] | None = None
+    document = open_pdfium(data, args.get("password"))
+    try:
+        page_count = len(document)
+        labels = pdfium_labels(document)
+        selection = select_pages(args.get("pages"), page_count, labels)
+        todo = selection[start_index:]
+        searched = 0
+        for position, index in enumerate(todo):
+            if len(hits) == max_results:
+                next_position = {"index": start_index + position, "skip": 0}
+                break
+            searched += 1
+            loaded = _page_text(document, index, warnings)
+            if loaded is None:
+                continue
+            text, page, textpage = loaded
+            try:
+                boxes = len(text) == int(textpage.count_chars())
+                if not boxes:
+                    warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
+                already = skip if position == 0 else 0
+                for seen, span in enumerate(budget.spans(pattern, text, index + 1)):
+                    if seen < already:
+                        continue
+                    if len(hits) == max_results:
+                        next_position = {"index": start_index + position, "skip": seen}
+                        break
+                    hit = _hit(text, span, context, textpage if boxes else None)
+                    hits.append({"page": index + 1, "label": labels()[index], **hit})
+            finally:
+                textpage.close()
+                page.close()
+            progress.page_done(position + 1, len(todo))
+            if next_position is not None:
+                break
+    finally:
+        document.close()
+    return {
+        "page_count": page_count,
+        "selected_pages": len(selection),
+        "pages_searched": searched,
+        "hits": hits,
+        "next": next_position,
+        "warnings": warnings[:MAX_WARNINGS],
+    }
