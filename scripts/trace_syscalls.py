@@ -29,9 +29,8 @@ import pdfs  # noqa: E402
 from server.errors import ToolError  # noqa: E402
 from server.jobs import classify  # noqa: E402
 from server.pool import Pool  # noqa: E402
-from worker.seccomp import ALLOWED, EACCES_CALLS  # noqa: E402
+from worker.seccomp import ALLOWED, CONDITIONAL, EACCES_CALLS  # noqa: E402
 
-CONDITIONAL = {"prlimit64": "read-only", "tgkill": "self only", "tkill": "self only", "ioctl": "ENOTTY"}
 LIMITS = {
     "memory_bytes": 512 << 20,
     "cpu_seconds": 10,

@@ -125,6 +125,9 @@ class App:
         )
         audit = _AUDIT.get({})
         audit["jobs"] = audit.get("jobs", 0) + 1
+        # A job answered before its exit was reaped reports its CPU and memory later, in a
+        # `job_exit` event with the same job id.
+        audit.setdefault("job_ids", []).append(outcome.job)
         # Summed CPU, and the longest wall time and highest peak over this call's job children.
         cpu = outcome.rusage.get("utime", 0) + outcome.rusage.get("stime", 0)
         audit["job_cpu_s"] = round(audit.get("job_cpu_s", 0) + cpu, 4)

@@ -3,9 +3,10 @@
 Runs one tool over many documents through the same supervisor, pool and sandbox as the MCP
 server, ``--jobs`` at a time. Writes one JSON line per document (appended, flushed per line):
 ``{"path", "sha256", "ok": true, "result": {...}}`` or ``{"path", "sha256", "ok": false,
-"error": {code, message, retryable, details}}``. Resumable: documents whose sha256 already has a
-line in the output are skipped. A progress bar goes to stderr. Exit status 0 when every
-document succeeded, 1 when any failed, 2 on bad usage.
+"error": {code, message, retryable, details}}``; tools that return images (``pdf_render``,
+``pdf_images`` with ``extract``) add ``"images": [{"mime_type", "data_base64"}]``. Resumable:
+documents whose sha256 already has a line in the output are skipped. A progress bar goes to
+stderr. Exit status 0 when every document succeeded, 1 when any failed, 2 on bad usage.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ async def _one(
     line["error" if result.is_error else "result"] = (
         structured.get("error") if result.is_error else structured
     )
+    images = [block for block in result.content if block.type == "image"]
+    if images:  # pdf_render, pdf_images with extract: the PNGs themselves
+        line["images"] = [{"mime_type": block.mime_type, "data_base64": block.data} for block in images]
     return line
 
 

@@ -4,7 +4,10 @@ Classification (DESIGN.md, "Errors"): a deadline kill is ``timeout``; SIGXCPU is
 SIGSYS is ``sandbox_violation``; a memory-exhaustion death (an abort or kill with peak RSS near
 the budget) is ``memory_limit``; other signals are ``crashed``; output over the cap is
 ``output_limit``; unreadable output is ``crashed``. Only a clean exit with a well-formed
-envelope yields a result, which is still untrusted until the tool's model validates it.
+envelope yields a result, which is still untrusted until the tool's model validates it. A job
+answered on a complete envelope before its exit was reaped (``status`` None, see
+``server.pool``) is judged by that envelope alone; every job without one is classified by its
+exit status as above.
 """
 
 from __future__ import annotations
@@ -42,6 +45,16 @@ def _signal_error(sig: int, outcome: JobOutcome, memory_budget: int) -> ToolErro
     return ToolError("crashed", f"the parser crashed ({name})", details)
 
 
+def _check_status(outcome: JobOutcome, status: int, memory_budget: int) -> None:
+    if os.WIFSIGNALED(status):
+        raise _signal_error(os.WTERMSIG(status), outcome, memory_budget)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    if code == _EXIT_SANDBOX_FAILED:
+        raise ToolError("internal", "the sandbox could not be set up for this job")
+    if code != 0:
+        raise ToolError("crashed", f"the parser exited with status {code}", {"exit_status": code})
+
+
 def classify(outcome: JobOutcome, memory_budget: int, deadline_s: float) -> dict[str, Any]:
     """Return the untrusted result dict of a successful job, or raise the matching ToolError."""
     if outcome.output_overflow:  # before "killed": the supervisor killed it for this very reason
@@ -50,18 +63,14 @@ def classify(outcome: JobOutcome, memory_budget: int, deadline_s: float) -> dict
         raise ToolError("cancelled", "the call was cancelled")
     if outcome.deadline_hit:
         raise ToolError("timeout", f"the parse did not finish within {deadline_s:g} s (--timeout)")
-    status = outcome.status
-    if os.WIFSIGNALED(status):
-        raise _signal_error(os.WTERMSIG(status), outcome, memory_budget)
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-    if code == _EXIT_SANDBOX_FAILED:
-        raise ToolError("internal", "the sandbox could not be set up for this job")
-    if code != 0:
-        raise ToolError("crashed", f"the parser exited with status {code}", {"exit_status": code})
-    try:
-        untrusted_envelope = json.loads(outcome.untrusted_output)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ToolError("crashed", "the job child returned unreadable output") from exc
+    if outcome.status is not None:
+        _check_status(outcome, outcome.status, memory_budget)
+    untrusted_envelope: Any = outcome.untrusted_envelope
+    if untrusted_envelope is None:
+        try:
+            untrusted_envelope = json.loads(outcome.untrusted_output)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ToolError("crashed", "the job child returned unreadable output") from exc
     if not isinstance(untrusted_envelope, dict) or not isinstance(untrusted_envelope.get("ok"), bool):
         raise ToolError("crashed", "the job child returned a malformed envelope")
     if not untrusted_envelope["ok"]:

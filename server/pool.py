@@ -7,6 +7,13 @@ Invariants:
   fails fast with ``overloaded``.
 - A job's result pipe is read concurrently with its run, with a hard byte cap; passing the cap
   kills the job. Everything read is returned as untrusted bytes for ``server.jobs`` to judge.
+- A job is answered as soon as its pipe reaches EOF holding one complete JSON envelope (the
+  child closes the pipe right after writing it), without waiting for the zygote to reap the
+  child: ``status`` is then None. The exit report arrives later and is logged (``job_exit``,
+  with CPU and peak RSS; a warning if the child then died abnormally). Anything else (no
+  output, truncated or unparseable output, over the cap) waits for the exit status, which
+  ``server.jobs`` classifies exactly as before.
+- The zygote keeps ``spares`` (default: ``workers``) children pre-forked and sandboxed.
 - If the zygote dies, every job in flight fails with ``worker_unavailable`` and a new zygote is
   started with exponential backoff.
 """
@@ -18,6 +25,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -35,6 +43,7 @@ from server.sanitize import clean_text
 __all__ = ["JobOutcome", "Pool"]
 
 log = structlog.get_logger("pdf_airlock.pool")
+audit_log = structlog.get_logger("pdf_airlock.audit")
 
 _MAX_CONTROL_MESSAGE: Final = 1 << 16
 _READ_CHUNK: Final = 1 << 16
@@ -58,24 +67,54 @@ class _NotDelivered(Exception):
 
 @dataclass(slots=True)
 class JobOutcome:
-    """What a finished job left behind; ``untrusted_output`` is unvalidated child output."""
+    """What a finished job left behind; ``untrusted_output`` is unvalidated child output.
+
+    ``status`` is None when the job was answered on a complete envelope before its exit was
+    reaped (``untrusted_envelope`` is then that envelope, parsed once, still unvalidated); its
+    ``rusage`` is then empty and ``wall_ms`` is the supervisor's own measure (hand-over to EOF).
+    """
 
     untrusted_output: bytes
     output_overflow: bool
-    status: int
+    status: int | None
     deadline_hit: bool
     killed: bool
     wall_ms: float
     rusage: dict[str, float]
+    untrusted_envelope: dict[str, Any] | None = None
+    job: int = 0  # the zygote's job id: the key of a late ``job_exit`` event in the audit log
 
 
 @dataclass(slots=True)
 class _Pending:
+    kind: str
     exited: anyio.Event = field(default_factory=anyio.Event)
     exit_message: dict[str, Any] | None = None
     pid: int | None = None
     failure: str | None = None
     refused: bool = False
+    answered: bool = False  # answered before its exit report; the report is only logged
+
+
+def _complete_envelope(untrusted_output: bytes) -> dict[str, Any] | None:
+    """The parsed envelope if the output is one whole JSON object with a boolean ``ok``; else None.
+    A truncated object never parses, so a child that died mid-write is never taken for done."""
+    if not untrusted_output.endswith(b"}"):
+        return None
+    try:
+        untrusted = json.loads(untrusted_output)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(untrusted, dict) and isinstance(untrusted.get("ok"), bool):
+        return untrusted
+    return None
+
+
+def _exit_summary(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+    return f"exit {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}"
 
 
 @dataclass(slots=True)
@@ -104,9 +143,12 @@ class Pool:
         kill_grace_s: float,
         *,
         command_prefix: tuple[str, ...] = (),
+        spares: int | None = None,
     ) -> None:
-        """``command_prefix`` wraps the zygote's command (the syscall tracer uses strace)."""
+        """``command_prefix`` wraps the zygote's command (the syscall tracer uses strace);
+        ``spares`` is how many pre-forked children the zygote keeps (default: one per worker)."""
         self.command_prefix = command_prefix
+        self.spares = workers if spares is None else spares
         self.workers = workers
         self.queue_depth = queue_depth
         self.start_timeout_s = start_timeout_s
@@ -158,7 +200,14 @@ class Pool:
         env = {key: os.environ[key] for key in ZYGOTE_ENV_KEYS if key in os.environ}
         try:
             process = await anyio.open_process(
-                [*self.command_prefix, sys.executable, "-m", "worker.zygote", str(theirs.fileno())],
+                [
+                    *self.command_prefix,
+                    sys.executable,
+                    "-m",
+                    "worker.zygote",
+                    str(theirs.fileno()),
+                    str(self.spares),
+                ],
                 stdin=None,
                 stdout=None,
                 stderr=-1,
@@ -228,6 +277,32 @@ class Pool:
         elif op == "exit":
             pending.exit_message = message
             pending.exited.set()
+            if pending.answered:
+                zygote.pending.pop(int(message["id"]), None)
+                self._log_late_exit(int(message["id"]), pending, message)
+
+    def _log_late_exit(self, job_id: int, pending: _Pending, message: dict[str, Any]) -> None:
+        """The exit report of a job already answered: its usage for the audit trail, and a
+        warning if it died abnormally after writing a complete result."""
+        untrusted_usage = dict(message.get("rusage") or {})
+        status = int(message["status"])
+        fields = {
+            "job": job_id,
+            "kind": pending.kind,
+            "pid": pending.pid,
+            "exit": _exit_summary(status),
+            "job_cpu_s": round(
+                float(untrusted_usage.get("utime", 0)) + float(untrusted_usage.get("stime", 0)), 4
+            ),
+            "job_peak_rss_kb": int(untrusted_usage.get("maxrss_kb", 0)),
+            "job_wall_ms": float(message.get("wall_ms", 0)),
+        }
+        if status != 0 or message.get("deadline_hit") or message.get("killed"):
+            audit_log.warning(
+                "job_exit_after_answer", deadline_hit=bool(message.get("deadline_hit")), **fields
+            )
+        else:
+            audit_log.info("job_exit", **fields)
 
     def _retire(self, zygote: _Zygote) -> None:
         zygote.alive = False
@@ -236,8 +311,9 @@ class Pool:
         for pending in zygote.pending.values():
             pending.failure = "the worker zygote exited during the job"
             pending.exited.set()
-        if zygote.pending:
-            log.warning("zygote_lost", pid=zygote.process.pid, jobs_failed=len(zygote.pending))
+        failed = sum(1 for pending in zygote.pending.values() if not pending.answered)
+        if failed:
+            log.warning("zygote_lost", pid=zygote.process.pid, jobs_failed=failed)
         zygote.sock.close()
 
     def _kill_zygote(self, zygote: _Zygote) -> None:
@@ -315,7 +391,7 @@ class Pool:
         on_progress: ProgressFn | None,
     ) -> JobOutcome:
         job_id = next(self._ids)
-        pending = _Pending()
+        pending = _Pending(kind)
         read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(read_fd, False)
         zygote.pending[job_id] = pending
@@ -335,9 +411,15 @@ class Pool:
             finally:
                 os.close(write_fd)
             max_bytes = int(limits["max_result_bytes"])
+            sent = time.monotonic()
+            envelope = None
             with anyio.move_on_after(deadline_s + 2 * self.kill_grace_s) as scope:
                 output, overflow = await self._read_output(zygote, job_id, read_fd, max_bytes, on_progress)
-                await pending.exited.wait()
+                envelope = None if overflow or pending.exited.is_set() else _complete_envelope(output)
+                if envelope is None:
+                    await pending.exited.wait()
+                else:
+                    pending.answered = True
             if scope.cancelled_caught:
                 log.error("zygote_unresponsive", pid=zygote.process.pid, job=job_id)
                 self._kill_zygote(zygote)
@@ -350,23 +432,23 @@ class Pool:
             raise
         finally:
             os.close(read_fd)
-            zygote.pending.pop(job_id, None)
-        if pending.refused:
-            raise ToolError("internal", f"the worker does not run jobs of kind {kind!r}")
-        if pending.failure is not None and pending.pid is None:
-            raise _NotDelivered
-        if pending.failure is not None or pending.exit_message is None:
-            raise ToolError("worker_unavailable", "the worker process exited during the job; retry")
-        message = pending.exit_message
-        return JobOutcome(
-            untrusted_output=output,
-            output_overflow=overflow,
-            status=int(message["status"]),
-            deadline_hit=bool(message["deadline_hit"]),
-            killed=bool(message["killed"]),
-            wall_ms=float(message["wall_ms"]),
-            rusage={key: float(value) for key, value in dict(message["rusage"]).items()},
-        )
+            if not pending.answered or pending.exited.is_set():
+                zygote.pending.pop(job_id, None)
+        if envelope is not None:
+            return JobOutcome(
+                untrusted_output=output,
+                output_overflow=False,
+                status=None,
+                deadline_hit=False,
+                killed=False,
+                wall_ms=round((time.monotonic() - sent) * 1000, 3),
+                rusage={},
+                untrusted_envelope=envelope,
+                job=job_id,
+            )
+        outcome = _reaped_outcome(pending, output, overflow)
+        outcome.job = job_id
+        return outcome
 
     def kill_now(self) -> None:
         """Kill the zygote (its children die with it); for an immediate exit."""
@@ -382,16 +464,24 @@ class Pool:
     async def _read_output(
         self, zygote: _Zygote, job_id: int, fd: int, max_bytes: int, on_progress: ProgressFn | None
     ) -> tuple[bytes, bool]:
-        """Everything the child wrote, up to ``max_bytes``; leading progress lines are consumed."""
+        """Everything the child wrote, up to ``max_bytes``; leading progress lines are consumed.
+
+        After a chunk the pipe is read again at once: the child closes it right after its last
+        write, so the EOF is usually already there and one event-loop round trip is saved (the
+        loop without a wait is bounded by ``max_bytes``)."""
         buffer = bytearray()
         total = 0
         progress = _ProgressLines(on_progress)
+        ready = False
         while True:
-            await anyio.wait_readable(fd)
+            if not ready:
+                await anyio.wait_readable(fd)
             try:
                 chunk = os.read(fd, _READ_CHUNK)
             except BlockingIOError:
+                ready = False
                 continue
+            ready = True
             if not chunk:
                 return bytes(buffer), False
             total += len(chunk)
@@ -400,6 +490,26 @@ class Pool:
                 return b"", True
             buffer += chunk
             await progress.consume(buffer)
+
+
+def _reaped_outcome(pending: _Pending, output: bytes, overflow: bool) -> JobOutcome:
+    """The outcome of a job whose exit report arrived (or whose zygote died) before its answer."""
+    if pending.refused:
+        raise ToolError("internal", f"the worker does not run jobs of kind {pending.kind!r}")
+    if pending.failure is not None and pending.pid is None:
+        raise _NotDelivered
+    if pending.failure is not None or pending.exit_message is None:
+        raise ToolError("worker_unavailable", "the worker process exited during the job; retry")
+    message = pending.exit_message
+    return JobOutcome(
+        untrusted_output=output,
+        output_overflow=overflow,
+        status=int(message["status"]),
+        deadline_hit=bool(message["deadline_hit"]),
+        killed=bool(message["killed"]),
+        wall_ms=float(message["wall_ms"]),
+        rusage={key: float(value) for key, value in dict(message["rusage"]).items()},
+    )
 
 
 class _ProgressLines:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import shutil
@@ -12,8 +13,8 @@ from pathlib import Path
 from conftest import HELLO_PAGES, PROJECT
 
 
-def batch(out: Path, *paths: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "server", "batch", "pdf_read", *map(str, paths), "--out", str(out)]
+def batch(out: Path, *paths: Path, tool: str = "pdf_read") -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "server", "batch", tool, *map(str, paths), "--out", str(out)]
     command += ["--jobs", "2"]
     return subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=False)
 
@@ -39,3 +40,15 @@ def test_batch_writes_a_line_per_document_and_resumes(docs: Path, tmp_path: Path
     assert second.returncode == 0
     assert "skipped: 4" in second.stderr and "ok: 1" in second.stderr
     assert len(lines) == 5 and Path(lines[-1]["path"]).name == "new.pdf"
+
+
+def test_batch_keeps_rendered_images(docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "renders.jsonl"
+    run = batch(out, docs / "hello.pdf", docs / "not-a-pdf.pdf", tool="pdf_render")
+    lines = {Path(line["path"]).name: line for line in map(json.loads, out.read_text().splitlines())}
+    assert run.returncode == 1
+    image = lines["hello.pdf"]["images"][0]
+    png = base64.b64decode(image["data_base64"])
+    assert image["mime_type"] == "image/png" and png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert hashlib.sha256(png).hexdigest() == lines["hello.pdf"]["result"]["image"]["png_sha256"]
+    assert "images" not in lines["not-a-pdf.pdf"]

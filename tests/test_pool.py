@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -25,6 +26,8 @@ LIMITS = {
 }
 READ_ARGS: dict[str, Any] = {"max_chars": 1000, "pages": "1"}
 SLOW_ARGS: dict[str, Any] = {"max_chars": 1000, "engine": "layout"}
+JOB_NAME = "airlock-job"
+SPARE_NAME = "airlock-spare"
 
 
 async def run(pool: Pool, path: Path, args: dict[str, Any], deadline: float = 20.0) -> dict[str, Any]:
@@ -42,6 +45,18 @@ def zygote_process() -> psutil.Process:
     return zygotes[0]
 
 
+async def settled_zygote() -> psutil.Process:
+    """The zygote once no job child is left: a job is answered when its result is complete, so
+    its child may still be exiting when the call returns, and must not be taken for the next
+    job's child."""
+    zygote = zygote_process()
+    for _ in range(500):
+        if not running_jobs(zygote):
+            return zygote
+        await anyio.sleep(0.01)
+    raise AssertionError("a job child did not exit")
+
+
 async def capture(errors: list[BaseException], pool: Pool, path: Path, args: dict[str, Any]) -> None:
     try:
         await run(pool, path, args)
@@ -57,9 +72,42 @@ async def gone(process: psutil.Process) -> bool:
     return False
 
 
+def named_children(zygote: psutil.Process, name: str) -> list[psutil.Process]:
+    """Live children of the zygote by name: ``airlock-job`` holds a job, ``airlock-spare`` is a
+    pre-forked spare still waiting for one."""
+    found = []
+    for child in zygote.children():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if child.name() == name and child.status() != psutil.STATUS_ZOMBIE:
+                found.append(child)
+    return found
+
+
+def running_jobs(zygote: psutil.Process) -> list[psutil.Process]:
+    return named_children(zygote, JOB_NAME)
+
+
+def _sandboxed(process: psutil.Process) -> bool:
+    """Seccomp is the last layer: once it is on, the whole sandbox is (a spare is named first)."""
+    try:
+        return "Seccomp:\t2" in Path(f"/proc/{process.pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
+async def idle_spares(zygote: psutil.Process, count: int) -> list[psutil.Process]:
+    """At least ``count`` idle spares, each with its sandbox fully set up."""
+    for _ in range(500):
+        spares = [spare for spare in named_children(zygote, SPARE_NAME) if _sandboxed(spare)]
+        if len(spares) >= count:
+            return spares
+        await anyio.sleep(0.01)
+    raise AssertionError(f"fewer than {count} idle spares")
+
+
 async def job_child(zygote: psutil.Process) -> psutil.Process:
     for _ in range(500):
-        children = zygote.children()
+        children = running_jobs(zygote)
         if children:
             return children[0]
         await anyio.sleep(0.01)
@@ -78,7 +126,7 @@ async def test_zygote_restarts_after_kill_between_jobs(docs: Path) -> None:
 async def test_zygote_killed_mid_job_fails_only_that_job(docs: Path) -> None:
     async with Pool(2, 4, 60, 1) as pool:
         await run(pool, docs / "hello.pdf", READ_ARGS)
-        zygote = zygote_process()
+        zygote = await settled_zygote()
         errors: list[BaseException] = []
         async with anyio.create_task_group() as tg:
             tg.start_soon(capture, errors, pool, docs / "glyphs.pdf", SLOW_ARGS)
@@ -95,7 +143,7 @@ async def test_zygote_killed_mid_job_fails_only_that_job(docs: Path) -> None:
 async def test_cancelled_job_child_is_killed(docs: Path) -> None:
     async with Pool(2, 4, 60, 1) as pool:
         await run(pool, docs / "hello.pdf", READ_ARGS)
-        zygote = zygote_process()
+        zygote = await settled_zygote()
         async with anyio.create_task_group() as tg:
             tg.start_soon(run, pool, docs / "glyphs.pdf", SLOW_ARGS)
             child = await job_child(zygote)
@@ -107,7 +155,7 @@ async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("AIRLOCK_TEST_SECRET", "must-not-leak")
     async with Pool(1, 4, 60, 1) as pool:
         await run(pool, docs / "hello.pdf", READ_ARGS)
-        zygote = zygote_process()
+        zygote = await settled_zygote()
         async with anyio.create_task_group() as tg:
             tg.start_soon(run, pool, docs / "glyphs.pdf", SLOW_ARGS)
             child = await job_child(zygote)
@@ -163,7 +211,7 @@ async def test_overloaded_past_queue_depth(docs: Path) -> None:
 async def test_job_child_killed_mid_parse_is_crashed_and_zygote_survives(docs: Path) -> None:
     async with Pool(2, 4, 60, 1) as pool:
         await run(pool, docs / "hello.pdf", READ_ARGS)
-        zygote = zygote_process()
+        zygote = await settled_zygote()
         errors: list[BaseException] = []
         async with anyio.create_task_group() as tg:
             tg.start_soon(capture, errors, pool, docs / "glyphs.pdf", SLOW_ARGS)
@@ -176,3 +224,43 @@ async def test_job_child_killed_mid_parse_is_crashed_and_zygote_survives(docs: P
         assert zygote.is_running() and pool.restarts == 0
         after = await run(pool, docs / "hello.pdf", READ_ARGS)
     assert after["pages"][0]["page"] == 1
+
+
+async def test_idle_spare_is_already_confined_and_serves_exactly_one_document(docs: Path) -> None:
+    async with Pool(1, 4, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote = await settled_zygote()
+        served: list[psutil.Process] = []
+        for _ in range(2):
+            spares = await idle_spares(zygote, 1)
+            assert len(spares) == 1  # one spare per worker slot
+            status = Path(f"/proc/{spares[0].pid}/status").read_text()
+            assert "NoNewPrivs:\t1" in status and "Seccomp:\t2" in status
+            assert sorted(int(fd) for fd in os.listdir(f"/proc/{spares[0].pid}/fd")) == [0, 1, 2, 5]
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run, pool, docs / "slow.pdf", SLOW_ARGS)
+                child = await job_child(zygote)
+            assert child.pid == spares[0].pid  # the job went to the pre-forked spare
+            assert await gone(child)  # and the spare exited after its one document
+            served.append(child)
+        assert served[0].pid != served[1].pid
+
+
+async def test_limits_change_discards_the_idle_spare(docs: Path) -> None:
+    async with Pool(1, 4, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote = await settled_zygote()
+        (old,) = await idle_spares(zygote, 1)
+        other = dict(LIMITS, cpu_seconds=LIMITS["cpu_seconds"] - 1)
+        fd = os.open(docs / "hello.pdf", os.O_RDONLY)
+        try:
+            outcome = await pool.run("pdf_read", READ_ARGS, fd, limits=other, deadline_s=20)
+        finally:
+            os.close(fd)
+        assert classify(outcome, other["memory_bytes"], 20)["pages"][0]["page"] == 1
+        assert await gone(old)  # killed unused: it was sandboxed for the old limits
+        (new,) = await idle_spares(zygote, 1)
+        limits = Path(f"/proc/{new.pid}/limits").read_text()
+    assert new.pid != old.pid
+    cpu = next(line for line in limits.splitlines() if line.startswith("Max cpu time"))
+    assert cpu.split()[3:5] == ["19", "20"]

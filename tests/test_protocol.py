@@ -55,6 +55,10 @@ class Server:
             if b'"sandbox_layers"' in self.stderr_path.read_bytes():
                 break
             time.sleep(0.01)
+        for _ in range(1000):  # the probe is answered before its child has exited
+            if not self.job_children():
+                break
+            time.sleep(0.01)
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -71,11 +75,12 @@ class Server:
         return psutil.Process(self.proc.pid).children(recursive=True)
 
     def job_children(self) -> list[psutil.Process]:
+        """Children of the zygote that hold a job (idle pre-forked spares are ``airlock-spare``)."""
         children = []
         for process in self.descendants():
             try:
                 if "worker.zygote" in " ".join(process.cmdline()):
-                    children += process.children()
+                    children += [child for child in process.children() if child.name() == "airlock-job"]
             except psutil.NoSuchProcess:
                 continue
         return children

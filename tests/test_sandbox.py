@@ -33,6 +33,8 @@ FULL_SANDBOX = {
     "kill_zygote": "sandbox_violation",
     "raise_cpu_rlimit": "sandbox_violation",
     "read_closed_fd": "EBADF",
+    "recvmsg_input_fd": "sandbox_violation",
+    "prctl_set_dumpable": "sandbox_violation",
     "allocate_past_budget": "memory_limit",
     "spin_past_cpu_budget": "cpu_limit",
 }

@@ -1,7 +1,13 @@
-"""The job child: entered right after the zygote forks; parses one document and exits.
+"""The job child: forked by the zygote as a spare, parses one document and exits.
 
-Assumes nothing about the input document. The only way out is one JSON envelope written to
-the result pipe, bounded by ``max_result_bytes``:
+A spare sandboxes itself for the limits and sandbox request it was forked for, optionally runs
+a tiny warm-up parse of a trusted document (so a first parse's copy-on-write faults happen
+before any job), then blocks on its spare socket for exactly one job: the job message with the
+input fd and the result pipe, which land on fds 3 and 4. It then closes the socket, so only fds
+0-4 are open while the document is parsed. Assumes nothing about the input document.
+
+The only way out is one JSON envelope written to the result pipe, bounded by
+``max_result_bytes``, then an explicit close of the pipe (the supervisor may answer at that EOF):
 ``{"ok": true, "result": {...}}`` or ``{"ok": false, "error": {"code", "message", "details"}}``.
 The supervisor treats that envelope as untrusted. The process never returns to the zygote's
 code: every path ends in ``os._exit``.
@@ -9,8 +15,10 @@ code: every path ends in ``os._exit``.
 
 from __future__ import annotations
 
+import array
 import json
 import os
+import socket
 from typing import Any, Final, NoReturn
 
 from worker import progress
@@ -19,13 +27,15 @@ from worker.parsers import get_parser
 from worker.sandbox import (
     CHILD_INPUT_FD,
     CHILD_RESULT_FD,
+    SPARE_SOCKET_FD,
     Limits,
     SandboxPolicy,
     SandboxReport,
     enter_sandbox,
+    set_name,
 )
 
-__all__ = ["EXIT_SANDBOX_FAILED", "run_job"]
+__all__ = ["EXIT_SANDBOX_FAILED", "run_spare"]
 
 _READ_CHUNK: Final = 1 << 20
 EXIT_OK: Final = 0
@@ -33,7 +43,13 @@ EXIT_SANDBOX_FAILED: Final = 71
 EXIT_WRITE_FAILED: Final = 72
 # Fraction of the job's memory budget that qpdf may spend decoding one stream.
 _DECODE_SHARE: Final = 2
-_ENGINE_ERRORS: Final = frozenset({"PdfiumError", "PdfError", "DataDecodingError", "PSEOF", "PDFSyntaxError"})
+_MAX_JOB_MESSAGE: Final = 1 << 16
+_JOB_FDS: Final = 2
+_SPARE_NAME: Final = b"airlock-spare"
+_JOB_NAME: Final = b"airlock-job"
+_ENGINE_ERRORS: Final = frozenset(
+    {"PdfiumError", "PdfError", "QpdfRuntimeError", "DataDecodingError", "PSEOF", "PDFSyntaxError"}
+)
 
 
 def _error(code: str, message: str, details: dict[str, object] | None = None) -> dict[str, Any]:
@@ -106,19 +122,70 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def run_job(
-    job: dict[str, Any], parent_pid: int, input_fd: int, result_fd: int, probed: dict[str, Any]
-) -> NoReturn:
-    """Sandbox this process, run the job, write the envelope, exit. Never returns."""
+def _receive_job(spare: socket.socket, flags: int = 0) -> dict[str, Any] | None:
+    """The one job (BlockingIOError with MSG_DONTWAIT if it has not come yet); its two fds must
+    land on 3 and 4. None: the zygote discarded this spare."""
+    untrusted_fds = array.array("i")
+    data, ancdata, msg_flags, _addr = spare.recvmsg(
+        _MAX_JOB_MESSAGE, socket.CMSG_SPACE(_JOB_FDS * untrusted_fds.itemsize), flags
+    )
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            untrusted_fds.frombytes(payload[: len(payload) - len(payload) % untrusted_fds.itemsize])
+    spare.close()  # from here on only fds 0-4 are open
+    if not data:
+        return None
+    if msg_flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC) or list(untrusted_fds) != [
+        CHILD_INPUT_FD,
+        CHILD_RESULT_FD,
+    ]:
+        os._exit(EXIT_SANDBOX_FAILED)
+    job: dict[str, Any] = json.loads(data)
+    return job
+
+
+def _warm_up(warm_pdf: bytes) -> None:
+    """One tiny parse inside the sandbox, so the copy-on-write faults and lazy set-up of a first
+    parse happen before the job arrives. Best effort: the job runs either way."""
     try:
-        limits = Limits(**job["limits"])
-        policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
-        report = enter_sandbox(parent_pid, input_fd, result_fd, limits, policy)
+        result = get_parser("pdf_read")(warm_pdf, {"max_chars": 1000})
+        json.dumps({"ok": True, "result": result}, ensure_ascii=False, separators=(",", ":"))
+    except Exception:  # noqa: S110 - an optimisation only; the job reports its own errors
+        pass
+
+
+def run_spare(
+    parent_pid: int, spare_fd: int, spec: dict[str, Any], probed: dict[str, Any], warm_pdf: bytes | None
+) -> NoReturn:
+    """Sandbox this process for ``spec`` (limits + sandbox request), optionally warm it, wait for
+    one job on ``spare_fd``, run it, write the envelope, exit. Never returns; never runs twice."""
+    try:
+        limits = Limits(**spec["limits"])
+        policy = SandboxPolicy.from_job(dict(spec.get("sandbox", {})), **probed)
+        set_name(_SPARE_NAME)
+        if spare_fd != SPARE_SOCKET_FD:
+            os.dup2(spare_fd, SPARE_SOCKET_FD, inheritable=False)
+        # The socket object is made before seccomp: making one calls getsockname.
+        spare = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=SPARE_SOCKET_FD)
+        report = enter_sandbox(parent_pid, {SPARE_SOCKET_FD: SPARE_SOCKET_FD}, limits, policy)
     except BaseException:  # a sandbox that cannot be built must not run the parser
         os._exit(EXIT_SANDBOX_FAILED)
     try:
+        try:
+            job = _receive_job(spare, socket.MSG_DONTWAIT)
+        except BlockingIOError:  # no job waiting yet: warm up (off the critical path), then block
+            if warm_pdf is not None:
+                _warm_up(warm_pdf)
+            job = _receive_job(spare)
+        if job is None:
+            os._exit(EXIT_OK)
+        set_name(_JOB_NAME)
+        job_policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
+        if Limits(**job["limits"]) != limits or job_policy != policy:  # the zygote matches them
+            os._exit(EXIT_SANDBOX_FAILED)
         envelope = _execute(job, limits, report)
         _write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))
+        os.close(CHILD_RESULT_FD)  # EOF now: the supervisor may answer before this exit is reaped
     except BaseException:  # nothing may escape the child's exit path
         os._exit(EXIT_WRITE_FAILED)
     os._exit(EXIT_OK)

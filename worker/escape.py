@@ -103,6 +103,18 @@ def _read_closed_fd() -> object:
     return os.read(5, 16).hex()
 
 
+def _recvmsg_input_fd() -> object:
+    """recvmsg is allowed on the spare socket's fd number only (closed by now: EBADF)."""
+    _libc_call(_libc.recvmsg(3, None, 0))
+    return "received"
+
+
+def _prctl_dumpable() -> object:
+    """prctl is allowed as PR_SET_NAME only."""
+    _libc_call(_libc.prctl(4, 1, 0, 0, 0))  # PR_SET_DUMPABLE 1
+    return "dumpable"
+
+
 def _allocate() -> object:
     blocks = [bytearray(64 << 20) for _ in range(4096)]  # 256 GiB if nothing stops it
     return len(blocks)
@@ -128,6 +140,8 @@ ATTEMPTS: Final[dict[str, Callable[[], object]]] = {
     "kill_zygote": _kill_parent,
     "raise_cpu_rlimit": _raise_rlimit,
     "read_closed_fd": _read_closed_fd,
+    "recvmsg_input_fd": _recvmsg_input_fd,
+    "prctl_set_dumpable": _prctl_dumpable,
     "allocate_past_budget": _allocate,
     "spin_past_cpu_budget": _spin,
 }

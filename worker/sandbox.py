@@ -1,7 +1,9 @@
 """Confinement of the job child, applied in order right after the zygote forks it.
 
-Assumes nothing about the document (it has not been read yet when this runs). Layers, outermost
-first: own process group + parent-death signal; only fds 3 (input) and 4 (result) open;
+Assumes nothing about the document (it has not been read yet when this runs: the child is a
+pre-forked spare, and the job's fds reach it over its spare socket only after every layer is
+up). Layers, outermost first: own process group + parent-death signal; only the spare socket
+(fd 5) open, later only fds 3 (input) and 4 (result);
 environment allowlist; namespaces with an empty root (when the zygote's probe said they work);
 rlimits; no_new_privs + not dumpable; Landlock; seccomp. Each layer is recorded as active,
 unavailable (the kernel or container lacks it) or failed; a failure of a layer the supervisor
@@ -16,7 +18,7 @@ import os
 import resource
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -27,17 +29,23 @@ __all__ = [
     "CHILD_INPUT_FD",
     "CHILD_RESULT_FD",
     "LAYERS",
+    "SPARE_SOCKET_FD",
     "Limits",
     "SandboxError",
     "SandboxPolicy",
     "SandboxReport",
     "enter_sandbox",
     "make_undumpable",
+    "set_name",
     "set_parent_death_signal",
 ]
 
 CHILD_INPUT_FD: Final = 3
 CHILD_RESULT_FD: Final = 4
+# The spare's end of its socket to the zygote, kept while it waits for its job. Fds 3 and 4 stay
+# free, so the job's two fds received over it land exactly there (the kernel installs received
+# fds at the lowest free numbers); seccomp allows recvmsg on this fd number only.
+SPARE_SOCKET_FD: Final = 5
 LAYERS: Final = (
     "process_group",
     "closed_fds",
@@ -50,7 +58,6 @@ LAYERS: Final = (
     "seccomp",
 )
 SKIPPABLE: Final = frozenset({"namespaces", "landlock", "seccomp"})
-_FIRST_FREE_FD: Final = 5
 _HIGH_FD: Final = 64
 _NOFILE_LIMIT: Final = 16
 _CPU_HARD_EXTRA_SECONDS: Final = 1
@@ -60,6 +67,7 @@ _DEFAULT_ENV: Final = {"LANG": "C.UTF-8", "TZ": "UTC"}
 
 _PR_SET_PDEATHSIG: Final = 1
 _PR_SET_DUMPABLE: Final = 4
+_PR_SET_NAME: Final = 15
 _PR_SET_NO_NEW_PRIVS: Final = 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -125,6 +133,13 @@ def set_parent_death_signal() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def set_name(name: bytes) -> None:
+    """This process's name (``/proc/<pid>/comm``, what ``ps`` shows), at most 15 bytes."""
+    if _libc.prctl(_PR_SET_NAME, ctypes.c_char_p(name[:15]), 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
 def _arm_parent_death(parent_pid: int) -> None:
     """(Re-)arm the parent-death signal. The kernel clears it on every credential change
     (setresuid, entering a user namespace), so each such layer calls this again."""
@@ -149,20 +164,24 @@ def _move_fd(fd: int, target: int) -> None:
         os.close(fd)
 
 
-def _close_fds(input_fd: int, result_fd: int) -> str:
-    """Keep only the input fd (3) and the result pipe (4); 0-2 point at /dev/null."""
-    # Lift both above the target range first so moving one cannot clobber the other.
-    high_input = fcntl.fcntl(input_fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD)
-    high_result = fcntl.fcntl(result_fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD)
-    os.close(input_fd)
-    os.close(result_fd)
+def _close_fds(keep: Mapping[int, int]) -> str:
+    """Keep only the fds in ``keep`` (source -> target number); 0-2 point at /dev/null."""
+    # Lift every kept fd above the target range first so moving one cannot clobber another.
+    lifted = {fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD): target for fd, target in keep.items()}
+    for fd in keep:
+        os.close(fd)
     devnull = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2):
         os.dup2(devnull, std)
     os.close(devnull)
-    _move_fd(high_input, CHILD_INPUT_FD)
-    _move_fd(high_result, CHILD_RESULT_FD)
-    os.closerange(_FIRST_FREE_FD, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    for fd, target in lifted.items():
+        _move_fd(fd, target)
+    targets = sorted(keep.values())
+    free_from = 3
+    for target in targets:  # close the gaps below and between the targets, then everything above
+        os.closerange(free_from, target)
+        free_from = target + 1
+    os.closerange(free_from, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     return "active"
 
 
@@ -236,14 +255,16 @@ def _rearmed(parent_pid: int, layer: Callable[[], str]) -> str:
 
 
 def enter_sandbox(
-    parent_pid: int, input_fd: int, result_fd: int, limits: Limits, policy: SandboxPolicy
+    parent_pid: int, keep_fds: Mapping[int, int], limits: Limits, policy: SandboxPolicy
 ) -> SandboxReport:
-    """Apply every layer, outermost first. Raises SandboxError if a required layer is missing."""
+    """Apply every layer, outermost first. Raises SandboxError if a required layer is missing.
+
+    ``keep_fds`` maps each fd that stays open to the number it must end up at."""
     report = SandboxReport()
     address_space = _address_space_now()  # read before the root directory disappears
     steps: tuple[tuple[str, Callable[[], str]], ...] = (
         ("process_group", lambda: _detach(parent_pid)),
-        ("closed_fds", lambda: _close_fds(input_fd, result_fd)),
+        ("closed_fds", lambda: _close_fds(keep_fds)),
         ("env_allowlist", _scrub_environment),
         ("unprivileged_uid", lambda: _rearmed(parent_pid, _drop_privileges)),
         ("namespaces", lambda: _rearmed(parent_pid, lambda: _namespaces(policy))),

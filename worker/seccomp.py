@@ -12,7 +12,11 @@ unavailable rather than guessing syscall numbers):
 - ENOTTY: ioctl (isatty probes on the /dev/null stdio).
 - Conditional: ``prlimit64`` only as a read (new limit NULL); ``tgkill``/``tkill`` only to the
   child itself (abort() raises SIGABRT this way); the pid is patched into the compiled program
-  in each child.
+  in each child. ``recvmsg`` only on the spare socket's fd number (the pre-forked child is
+  sandboxed before its job exists and receives the job's fds over that socket, then closes it;
+  nothing in the filter can create an fd, so the number stays dead); ``prctl`` only as
+  ``PR_SET_NAME`` (the child renames itself from ``airlock-spare`` to ``airlock-job`` when its
+  job arrives, so ``ps`` and the tests can tell an idle spare from a running job).
 - Everything else (execve, fork/clone, socket, ptrace, mount, unshare, kill, setrlimit, bpf,
   io_uring, keyctl...) kills the process with SIGSYS, which the supervisor reports as
   ``sandbox_violation``.
@@ -27,18 +31,26 @@ import platform
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["ALLOWED", "EACCES_CALLS", "CompiledFilter", "compile_filter", "unavailable_reason"]
+__all__ = [
+    "ALLOWED",
+    "CONDITIONAL",
+    "EACCES_CALLS",
+    "CompiledFilter",
+    "compile_filter",
+    "unavailable_reason",
+]
 
 # x86_64 syscall numbers (asm/unistd_64.h).
 _NR: Final[dict[str, int]] = {
     "read": 0, "write": 1, "open": 2, "close": 3, "stat": 4, "fstat": 5, "lstat": 6, "poll": 7,
     "lseek": 8, "mmap": 9, "mprotect": 10, "munmap": 11, "brk": 12, "rt_sigaction": 13,
     "rt_sigprocmask": 14, "rt_sigreturn": 15, "ioctl": 16, "pread64": 17, "readv": 19, "writev": 20,
-    "access": 21, "sched_yield": 24, "mremap": 25, "madvise": 28, "getpid": 39, "exit": 60,
+    "access": 21, "sched_yield": 24, "mremap": 25, "madvise": 28, "getpid": 39, "recvmsg": 47,
+    "exit": 60,
     "uname": 63, "fcntl": 72, "getcwd": 79, "rename": 82, "mkdir": 83, "creat": 85, "unlink": 87,
     "readlink": 89, "gettimeofday": 96, "getrlimit": 97, "getrusage": 98, "sysinfo": 99,
     "times": 100, "getuid": 102, "getgid": 104, "geteuid": 107, "getegid": 108, "getppid": 110,
-    "sigaltstack": 131, "gettid": 186, "tkill": 200, "futex": 202, "sched_getaffinity": 204,
+    "sigaltstack": 131, "prctl": 157, "gettid": 186, "tkill": 200, "futex": 202, "sched_getaffinity": 204,
     "getdents64": 217, "clock_gettime": 228, "clock_getres": 229, "clock_nanosleep": 230,
     "exit_group": 231, "tgkill": 234, "openat": 257, "newfstatat": 262, "readlinkat": 267,
     "faccessat": 269, "prlimit64": 302, "getrandom": 318, "statx": 332, "rseq": 334,
@@ -58,6 +70,17 @@ EACCES_CALLS: Final = (
     "open", "openat", "openat2", "creat", "stat", "lstat", "statx", "access", "faccessat",
     "faccessat2", "readlink", "readlinkat", "getdents64", "mkdir", "unlink", "rename",
 )  # fmt: skip
+
+# Allowed only when an argument matches (see _program); for scripts/trace_syscalls.py's report.
+CONDITIONAL: Final = {
+    "prlimit64": "read-only",
+    "tgkill": "self only",
+    "tkill": "self only",
+    "ioctl": "ENOTTY",
+    "recvmsg": "spare socket only",
+    "prctl": "PR_SET_NAME only",
+}
+_PR_SET_NAME: Final = 15
 
 _AUDIT_ARCH_X86_64: Final = 0xC000003E
 _X32_SYSCALL_BIT: Final = 0x40000000
@@ -105,7 +128,7 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def _program() -> tuple[list[_Insn], dict[str, int]]:
+def _program(recv_fd: int) -> tuple[list[_Insn], dict[str, int]]:
     insns: list[_Insn] = []
     labels: dict[str, int] = {}
 
@@ -127,7 +150,15 @@ def _program() -> tuple[list[_Insn], dict[str, int]]:
     emit(_JEQ_K, _NR["prlimit64"], "prlimit", None)
     emit(_JEQ_K, _NR["tgkill"], "self_signal", None)
     emit(_JEQ_K, _NR["tkill"], "self_signal", None)
+    emit(_JEQ_K, _NR["recvmsg"], "recvmsg", None)
+    emit(_JEQ_K, _NR["prctl"], "prctl", None)
     emit(_RET_K, _RET_KILL_PROCESS)
+    label("recvmsg")
+    emit(_LD_W_ABS, _OFF_ARG0_LO)  # the kernel reads the fd as a 32-bit int
+    emit(_JEQ_K, recv_fd, "allow", "kill")
+    label("prctl")
+    emit(_LD_W_ABS, _OFF_ARG0_LO)  # the option is a 32-bit int
+    emit(_JEQ_K, _PR_SET_NAME, "allow", "kill")
     label("prlimit")
     emit(_LD_W_ABS, _OFF_ARG2_LO)
     emit(_JEQ_K, 0, None, "kill")
@@ -173,8 +204,9 @@ class CompiledFilter:
             raise OSError(err, f"seccomp filter refused: {os.strerror(err)}")
 
 
-def compile_filter() -> CompiledFilter:
-    insns, labels = _program()
+def compile_filter(recv_fd: int) -> CompiledFilter:
+    """Assemble the program; ``recv_fd`` is the one fd number on which recvmsg is allowed."""
+    insns, labels = _program(recv_fd)
     program = (_SockFilter * len(insns))()
     pid_slots = []
     for index, (code, jt, jf, k) in enumerate(insns):

@@ -21,6 +21,9 @@ MAX_XMP_KEYS: Final = 64
 MAX_REPAIR_MESSAGES: Final = 20
 _PREFIXES: Final = dict(DEFAULT_NAMESPACES)
 _WARNING_SOURCE = re.compile(r"^stream <[^>]*>:\s*")
+# qpdf quotes PDF names it stumbled on (dictionary keys, filters): document text, so it is not
+# passed on; offsets and object numbers stay.
+_PDF_NAME = re.compile(r"/[^\s/,;:()<>\[\]{}]+")
 _REBUILT = ("reconstruct cross-reference", "reconstructing cross-reference", "xref not found")
 
 # Info key (as published by pdf_info) -> the XMP property that carries the same fact.
@@ -147,8 +150,9 @@ def feature_flags(pdf: pikepdf.Pdf, warnings: list[str]) -> dict[str, bool]:
 
 
 def repair_report(pdf: pikepdf.Pdf) -> dict[str, Any]:
-    """What qpdf had to repair to read the document (its warnings, without the stream name)."""
-    messages = [_WARNING_SOURCE.sub("", str(message)) for message in pdf.get_warnings()]
+    """What qpdf had to repair to read the document: its warnings, without the stream name and
+    with PDF names elided."""
+    messages = [_PDF_NAME.sub("/…", _WARNING_SOURCE.sub("", str(message))) for message in pdf.get_warnings()]
     return {
         "xref_rebuilt": any(marker in message.lower() for message in messages for marker in _REBUILT),
         "warning_count": len(messages),
