@@ -19,10 +19,11 @@ from pydantic import BaseModel, ValidationError
 from server.cache import ResultCache
 from server.config import Settings
 from server.errors import ToolError
+from server.joboutput import JobOutcome, ProgressFn
 from server.jobs import classify
 from server.models import DocumentInput
 from server.paths import Document, PathPolicy
-from server.pool import JobOutcome, Pool, ProgressFn
+from server.pool import Pool
 from server.sanitize import clean_text
 from server.selftest import job_limits
 from server.tools import TOOLS

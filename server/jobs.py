@@ -18,7 +18,7 @@ import signal
 from typing import Any, Final
 
 from server.errors import ToolError, from_untrusted
-from server.pool import JobOutcome
+from server.joboutput import JobOutcome
 
 __all__ = ["classify"]
 

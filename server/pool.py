@@ -25,11 +25,9 @@ import contextlib
 import itertools
 import json
 import os
-import signal
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -38,9 +36,10 @@ import anyio.abc
 import structlog
 
 from server.errors import ToolError
+from server.joboutput import JobOutcome, ProgressFn, ProgressLines, complete_envelope, exit_summary
 from server.sanitize import clean_text
 
-__all__ = ["JobOutcome", "Pool"]
+__all__ = ["JobOutcome", "Pool", "ProgressFn"]
 
 log = structlog.get_logger("pdf_airlock.pool")
 audit_log = structlog.get_logger("pdf_airlock.audit")
@@ -55,34 +54,10 @@ ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", "PYTHONPATH", "PDF_AIRLOCK_TES
 
 
 _SEND_ATTEMPTS: Final = 2
-_PROGRESS_PREFIX: Final = b'{"progress":'
-_MAX_PROGRESS_LINE: Final = 128
-_MAX_PROGRESS_TOTAL: Final = 10_000_000
-ProgressFn = Callable[[int, int], Awaitable[None]]
 
 
 class _NotDelivered(Exception):
     """The job could not be handed to the zygote (it is gone); the job never started."""
-
-
-@dataclass(slots=True)
-class JobOutcome:
-    """What a finished job left behind; ``untrusted_output`` is unvalidated child output.
-
-    ``status`` is None when the job was answered on a complete envelope before its exit was
-    reaped (``untrusted_envelope`` is then that envelope, parsed once, still unvalidated); its
-    ``rusage`` is then empty and ``wall_ms`` is the supervisor's own measure (hand-over to EOF).
-    """
-
-    untrusted_output: bytes
-    output_overflow: bool
-    status: int | None
-    deadline_hit: bool
-    killed: bool
-    wall_ms: float
-    rusage: dict[str, float]
-    untrusted_envelope: dict[str, Any] | None = None
-    job: int = 0  # the zygote's job id: the key of a late ``job_exit`` event in the audit log
 
 
 @dataclass(slots=True)
@@ -94,27 +69,6 @@ class _Pending:
     failure: str | None = None
     refused: bool = False
     answered: bool = False  # answered before its exit report; the report is only logged
-
-
-def _complete_envelope(untrusted_output: bytes) -> dict[str, Any] | None:
-    """The parsed envelope if the output is one whole JSON object with a boolean ``ok``; else None.
-    A truncated object never parses, so a child that died mid-write is never taken for done."""
-    if not untrusted_output.endswith(b"}"):
-        return None
-    try:
-        untrusted = json.loads(untrusted_output)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if isinstance(untrusted, dict) and isinstance(untrusted.get("ok"), bool):
-        return untrusted
-    return None
-
-
-def _exit_summary(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        return signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
-    return f"exit {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}"
 
 
 @dataclass(slots=True)
@@ -290,7 +244,7 @@ class Pool:
             "job": job_id,
             "kind": pending.kind,
             "pid": pending.pid,
-            "exit": _exit_summary(status),
+            "exit": exit_summary(status),
             "job_cpu_s": round(
                 float(untrusted_usage.get("utime", 0)) + float(untrusted_usage.get("stime", 0)), 4
             ),
@@ -415,7 +369,7 @@ class Pool:
             envelope = None
             with anyio.move_on_after(deadline_s + 2 * self.kill_grace_s) as scope:
                 output, overflow = await self._read_output(zygote, job_id, read_fd, max_bytes, on_progress)
-                envelope = None if overflow or pending.exited.is_set() else _complete_envelope(output)
+                envelope = None if overflow or pending.exited.is_set() else complete_envelope(output)
                 if envelope is None:
                     await pending.exited.wait()
                 else:
@@ -471,7 +425,7 @@ class Pool:
         loop without a wait is bounded by ``max_bytes``)."""
         buffer = bytearray()
         total = 0
-        progress = _ProgressLines(on_progress)
+        progress = ProgressLines(on_progress)
         ready = False
         while True:
             if not ready:
@@ -510,35 +464,3 @@ def _reaped_outcome(pending: _Pending, output: bytes, overflow: bool) -> JobOutc
         wall_ms=float(message["wall_ms"]),
         rusage={key: float(value) for key, value in dict(message["rusage"]).items()},
     )
-
-
-class _ProgressLines:
-    """Parses the child's leading ``{"progress": n, "total": t}`` lines (untrusted: bounded ints,
-    monotonic, at most total) and forwards them; stops at the first other byte."""
-
-    def __init__(self, callback: ProgressFn | None) -> None:
-        self.callback = callback
-        self.active = True
-        self.last = -1
-
-    async def consume(self, buffer: bytearray) -> None:
-        while self.active and buffer.startswith(_PROGRESS_PREFIX):
-            end = buffer.find(b"\n", 0, _MAX_PROGRESS_LINE)
-            if end < 0:
-                self.active = len(buffer) < _MAX_PROGRESS_LINE
-                return
-            untrusted_line = bytes(buffer[:end])
-            del buffer[: end + 1]
-            await self._forward(untrusted_line)
-        if buffer:
-            self.active = False
-
-    async def _forward(self, untrusted_line: bytes) -> None:
-        try:
-            untrusted = json.loads(untrusted_line)
-            done, total = int(untrusted["progress"]), int(untrusted["total"])
-        except (ValueError, KeyError, TypeError):
-            return
-        if self.callback is not None and self.last < done <= total <= _MAX_PROGRESS_TOTAL:
-            self.last = done
-            await self.callback(done, total)

@@ -10,8 +10,8 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from server.joboutput import ProgressFn
 from server.paths import Document
-from server.pool import ProgressFn
 
 __all__ = ["JobRunner"]
 

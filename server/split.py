@@ -20,9 +20,9 @@ from typing import Any, Final
 import anyio
 
 from server.errors import ToolError
+from server.joboutput import ProgressFn
 from server.models import PageCountUntrusted, PdfReadUntrusted
 from server.paths import Document
-from server.pool import ProgressFn
 from server.runner import JobRunner
 
 __all__ = ["MIN_SPLIT_BYTES", "split_read"]

@@ -99,20 +99,38 @@ def _source(document: Document) -> dict[str, Any]:
     return {"source": document.display, "sha256": document.sha256, "size_bytes": document.size}
 
 
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+def _continued(
+    output_model: type[OutputT],
+    result: Any,
+    warnings: list[str],
+    document: Document,
+    cursor: tuple[str, str, str],
+) -> OutputT:
+    """The published output of a job that may stop early: its result plus the source fields, with
+    the position field named by ``cursor`` = (field, tool, selection key) turned into a cursor."""
+    field, tool, key = cursor
+    position = getattr(result, field)
+    token = None
+    if position is not None:
+        state = position.model_dump() if isinstance(position, BaseModel) else {"start": position}
+        token = encode_cursor(document.sha256, tool, key, state)
+    return output_model(
+        **_source(document),
+        **result.model_dump(exclude={field, "warnings"}),
+        cursor=token,
+        warnings=result.warnings + warnings,
+    )
+
+
 async def pdf_info(runner: JobRunner, args: PdfInfoInput, document: Document) -> tuple[BaseModel, str]:
     key = selection_key(pages=args.pages)
     start = decode_cursor(args.cursor, document.sha256, "pdf_info", key)["start"] if args.cursor else 0
     job_args = {"pages": args.pages, "password": _password(args), "start": start}
     result, warnings = await runner.run_job("pdf_info", job_args, document, PdfInfoUntrusted)
-    cursor = None
-    if result.next_start is not None:
-        cursor = encode_cursor(document.sha256, "pdf_info", key, {"start": result.next_start})
-    output = PdfInfoOutput(
-        **_source(document),
-        **result.model_dump(exclude={"next_start", "warnings"}),
-        cursor=cursor,
-        warnings=result.warnings + warnings,
-    )
+    output = _continued(PdfInfoOutput, result, warnings, document, ("next_start", "pdf_info", key))
     return output, _info_text(output)
 
 
@@ -167,15 +185,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
     else:
         result, warnings = split
-    cursor = None
-    if result.next is not None:
-        cursor = encode_cursor(document.sha256, "pdf_read", key, result.next.model_dump())
-    output = PdfReadOutput(
-        **_source(document),
-        **result.model_dump(exclude={"next", "warnings"}),
-        cursor=cursor,
-        warnings=result.warnings + warnings,
-    )
+    output = _continued(PdfReadOutput, result, warnings, document, ("next", "pdf_read", key))
     return output, _read_text(output)
 
 
@@ -189,9 +199,6 @@ def _read_text(read: PdfReadOutput) -> str:
         parts.append(f"--- more text: call again with the same arguments and cursor={read.cursor} ---")
     parts += [f"warning: {warning}" for warning in read.warnings]
     return "\n".join(parts)
-
-
-OutputT = TypeVar("OutputT", bound=BaseModel)
 
 
 async def _job_output(
@@ -368,15 +375,7 @@ async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document
         "skip": position.get("skip", 0),
     }
     result, warnings = await runner.run_job("pdf_search", job_args, document, PdfSearchUntrusted)
-    cursor = None
-    if result.next is not None:
-        cursor = encode_cursor(document.sha256, "pdf_search", key, result.next.model_dump())
-    output = PdfSearchOutput(
-        **_source(document),
-        **result.model_dump(exclude={"next", "warnings"}),
-        cursor=cursor,
-        warnings=result.warnings + warnings,
-    )
+    output = _continued(PdfSearchOutput, result, warnings, document, ("next", "pdf_search", key))
     lines = [f"{output.source}: {len(output.hits)} hit(s) for {args.query!r}"]
     for hit in output.hits:
         label = f" ({hit.label})" if hit.label != str(hit.page) else ""
