@@ -39,6 +39,8 @@ MIX: list[tuple[int, str, str, dict[str, Any]]] = [
     (1, "bomb", "pdf_read", {"path": "bomb.pdf"}),
 ]
 
+SPARE_NAME = "airlock-spare"
+
 
 @dataclass
 class SoakReport:
@@ -52,6 +54,7 @@ class SoakReport:
     fds_start: int = 0
     fds_end: int = 0
     leftover_children: int = -1
+    idle_spares: int = -1
     seconds: float = 0.0
 
 
@@ -105,7 +108,11 @@ async def soak(calls: int, folder: Path, seed: int = 7) -> SoakReport:
         report.rss_end_mb = server.memory_info().rss / 1e6
         report.fds_end = server.num_fds()
         zygotes = [p for p in server.children() if "worker.zygote" in " ".join(p.cmdline())]
-        report.leftover_children = sum(len(z.children()) for z in zygotes)
+        children = [child for zygote in zygotes for child in zygote.children()]
+        # Pre-forked spares still waiting for a job are meant to be there; a spare renames itself
+        # airlock-job the moment its job arrives, so anything else is a child left behind.
+        report.idle_spares = sum(1 for child in children if child.name() == SPARE_NAME)
+        report.leftover_children = len(children) - report.idle_spares
     report.lost = report.calls - report.answered - report.cancelled
     report.seconds = time.perf_counter() - started
     return report
@@ -124,7 +131,8 @@ def markdown(report: SoakReport) -> str:
             f"- supervisor RSS {report.rss_start_mb:.0f} MB at the start, "
             f"{report.rss_end_mb:.0f} MB at the end",
             f"- supervisor fds {report.fds_start} at the start, {report.fds_end} at the end; "
-            f"job children left behind: {report.leftover_children}",
+            f"job children left behind: {report.leftover_children} (idle pre-forked spares: "
+            f"{report.idle_spares})",
         ]
     )
 
