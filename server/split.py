@@ -21,9 +21,9 @@ import anyio
 
 from server.errors import ToolError
 from server.joboutput import ProgressFn
-from server.models import PageCountUntrusted, PdfReadUntrusted
 from server.paths import Document
 from server.runner import JobRunner
+from server.untrusted import PageCountUntrusted, PdfReadUntrusted
 
 __all__ = ["MIN_SPLIT_BYTES", "split_read"]
 

@@ -21,34 +21,24 @@ from server.models import (
     ExtractedImageInfo,
     PdfAnnotationsInput,
     PdfAnnotationsOutput,
-    PdfAnnotationsUntrusted,
     PdfAttachmentsInput,
     PdfAttachmentsOutput,
-    PdfAttachmentsUntrusted,
     PdfFormsInput,
     PdfFormsOutput,
-    PdfFormsUntrusted,
     PdfImagesInput,
     PdfImagesOutput,
-    PdfImagesUntrusted,
     PdfInfoInput,
     PdfInfoOutput,
-    PdfInfoUntrusted,
     PdfOutlineInput,
     PdfOutlineOutput,
-    PdfOutlineUntrusted,
     PdfReadInput,
     PdfReadOutput,
-    PdfReadUntrusted,
     PdfRenderInput,
     PdfRenderOutput,
-    PdfRenderUntrusted,
     PdfSearchInput,
     PdfSearchOutput,
-    PdfSearchUntrusted,
     PdfSecurityInput,
     PdfSecurityOutput,
-    PdfSecurityUntrusted,
     PngImage,
     output_schema,
 )
@@ -56,6 +46,18 @@ from server.paths import Document
 from server.png import checked_png
 from server.runner import JobRunner
 from server.split import split_read
+from server.untrusted import (
+    PdfAnnotationsUntrusted,
+    PdfAttachmentsUntrusted,
+    PdfFormsUntrusted,
+    PdfImagesUntrusted,
+    PdfInfoUntrusted,
+    PdfOutlineUntrusted,
+    PdfReadUntrusted,
+    PdfRenderUntrusted,
+    PdfSearchUntrusted,
+    PdfSecurityUntrusted,
+)
 
 __all__ = ["CATEGORIES", "TOOLS", "JobRunner", "ToolSpec"]
 

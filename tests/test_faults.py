@@ -13,8 +13,8 @@ import pytest
 from server.app import App
 from server.config import Settings
 from server.errors import ToolError
-from server.models import PdfReadUntrusted
 from server.pool import Pool
+from server.untrusted import PdfReadUntrusted
 
 pytestmark = pytest.mark.anyio
 
