@@ -17,8 +17,12 @@ _INVISIBLE: Final = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ufff9-\ufffb]"
 )
 
+_KEPT_ASCII: Final = bytes(range(0x20, 0x7F)) + b"\t\n"
+
 
 def clean_text(text: str) -> tuple[str, int]:
+    if text.isascii() and not text.encode("ascii").translate(None, _KEPT_ASCII):
+        return text, 0  # printable ASCII, tab and newline only: nothing to strip, no regex pass
     without_ansi = _ANSI.sub("", text)
     cleaned = _INVISIBLE.sub("", without_ansi)
     return cleaned, len(text) - len(cleaned)

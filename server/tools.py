@@ -104,35 +104,41 @@ def _source(document: Document) -> dict[str, Any]:
 OutputT = TypeVar("OutputT", bound=BaseModel)
 
 
-def _continued(
+def _start(token: str | None, document: Document, tool: str, key: str) -> int:
+    """The item index a ``{"start": n}`` cursor continues from (0 without a cursor)."""
+    return decode_cursor(token, document.sha256, tool, key)["start"] if token else 0
+
+
+def _published(
     output_model: type[OutputT],
     result: Any,
     warnings: list[str],
     document: Document,
-    cursor: tuple[str, str, str],
+    *,
+    position: tuple[str, str, str] | None = None,
+    **replaced: Any,
 ) -> OutputT:
-    """The published output of a job that may stop early: its result plus the source fields, with
-    the position field named by ``cursor`` = (field, tool, selection key) turned into a cursor."""
-    field, tool, key = cursor
-    position = getattr(result, field)
-    token = None
+    """A job's published output: its validated result plus the source fields. ``position`` =
+    (field, tool, selection key) turns the result's position field into ``cursor`` (null when
+    the job finished); keyword arguments replace result fields."""
+    fields = result.model_dump(exclude={"warnings", *replaced})
     if position is not None:
-        state = position.model_dump() if isinstance(position, BaseModel) else {"start": position}
-        token = encode_cursor(document.sha256, tool, key, state)
-    return output_model(
-        **_source(document),
-        **result.model_dump(exclude={field, "warnings"}),
-        cursor=token,
-        warnings=result.warnings + warnings,
-    )
+        field, tool, key = position
+        state = fields.pop(field)
+        state = {"start": state} if isinstance(state, int) else state
+        fields["cursor"] = encode_cursor(document.sha256, tool, key, state) if state is not None else None
+    return output_model(**_source(document), **fields, **replaced, warnings=[*result.warnings, *warnings])
 
 
 async def pdf_info(runner: JobRunner, args: PdfInfoInput, document: Document) -> tuple[BaseModel, str]:
     key = selection_key(pages=args.pages)
-    start = decode_cursor(args.cursor, document.sha256, "pdf_info", key)["start"] if args.cursor else 0
-    job_args = {"pages": args.pages, "password": _password(args), "start": start}
+    job_args = {
+        "pages": args.pages,
+        "password": _password(args),
+        "start": _start(args.cursor, document, "pdf_info", key),
+    }
     result, warnings = await runner.run_job("pdf_info", job_args, document, PdfInfoUntrusted)
-    output = _continued(PdfInfoOutput, result, warnings, document, ("next_start", "pdf_info", key))
+    output = _published(PdfInfoOutput, result, warnings, document, position=("next_start", "pdf_info", key))
     return output, _info_text(output)
 
 
@@ -187,7 +193,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
     else:
         result, warnings = split
-    output = _continued(PdfReadOutput, result, warnings, document, ("next", "pdf_read", key))
+    output = _published(PdfReadOutput, result, warnings, document, position=("next", "pdf_read", key))
     return output, _read_text(output)
 
 
@@ -213,26 +219,13 @@ async def _job_output(
     output_model: type[OutputT],
     paged: tuple[str | None, str] | None = None,
 ) -> OutputT:
-    """Run a job whose published output is its validated result plus the source fields.
-
-    ``paged`` = (the call's cursor, its selection key) for a job listing items from ``start``
-    that returns ``next_start``: the cursor is decoded into ``start`` and the next one issued.
-    """
+    """Run a job and publish its result. ``paged`` = (the call's cursor, its selection key) for a
+    job listing items from ``start`` that returns ``next_start``."""
     if paged is not None:
-        token, key = paged
-        job_args = job_args | {
-            "start": decode_cursor(token, document.sha256, kind, key)["start"] if token else 0
-        }
+        job_args = job_args | {"start": _start(paged[0], document, kind, paged[1])}
     result, warnings = await runner.run_job(kind, job_args, document, untrusted)
-    fields = result.model_dump(exclude={"warnings"})
-    if paged is not None:
-        next_start = fields.pop("next_start")
-        fields["cursor"] = (
-            encode_cursor(document.sha256, kind, paged[1], {"start": next_start})
-            if next_start is not None
-            else None
-        )
-    return output_model(**_source(document), **fields, warnings=[*getattr(result, "warnings", []), *warnings])
+    position = ("next_start", kind, paged[1]) if paged is not None else None
+    return _published(output_model, result, warnings, document, position=position)
 
 
 def _more(cursor: str | None) -> list[str]:
@@ -377,7 +370,7 @@ async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document
         "skip": position.get("skip", 0),
     }
     result, warnings = await runner.run_job("pdf_search", job_args, document, PdfSearchUntrusted)
-    output = _continued(PdfSearchOutput, result, warnings, document, ("next", "pdf_search", key))
+    output = _published(PdfSearchOutput, result, warnings, document, position=("next", "pdf_search", key))
     lines = [f"{output.source}: {len(output.hits)} hit(s) for {args.query!r}"]
     for hit in output.hits:
         label = f" ({hit.label})" if hit.label != str(hit.page) else ""
@@ -425,14 +418,13 @@ async def pdf_images(
     runner: JobRunner, args: PdfImagesInput, document: Document
 ) -> tuple[BaseModel, Content]:
     key = selection_key(pages=args.pages)
-    start = decode_cursor(args.cursor, document.sha256, "pdf_images", key)["start"] if args.cursor else 0
     job_args = {
         "password": _password(args),
         "pages": args.pages,
         "max_items": args.max_items,
         "max_pixels": args.max_pixels,
         "extract": args.extract.model_dump() if args.extract else None,
-        "start": start,
+        "start": _start(args.cursor, document, "pdf_images", key),
     }
     result, warnings = await runner.run_job("pdf_images", job_args, document, PdfImagesUntrusted)
     extracted = None
@@ -449,15 +441,13 @@ async def pdf_images(
             png_sha256=digest,
         )
         blocks.append(_png_block(png))
-    cursor = None
-    if result.next_start is not None:
-        cursor = encode_cursor(document.sha256, "pdf_images", key, {"start": result.next_start})
-    output = PdfImagesOutput(
-        **_source(document),
-        **result.model_dump(exclude={"extracted", "next_start", "warnings"}),
+    output = _published(
+        PdfImagesOutput,
+        result,
+        warnings,
+        document,
+        position=("next_start", "pdf_images", key),
         extracted=extracted,
-        cursor=cursor,
-        warnings=result.warnings + warnings,
     )
     lines = [f"{output.source}: {len(output.images)} image(s) on {output.selected_pages} page(s)"]
     for image in output.images:

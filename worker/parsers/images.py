@@ -16,7 +16,7 @@ import pikepdf
 
 from worker.errors import WorkerError
 from worker.parsers.common import clean_string, open_pikepdf
-from worker.parsers.pages import pikepdf_labels, select_pages
+from worker.parsers.pages import pikepdf_label, pikepdf_labels, select_pages
 from worker.parsers.render import encode_png
 
 __all__ = ["run"]
@@ -151,8 +151,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             except (pikepdf.PdfError, ValueError, TypeError, RecursionError):
                 warnings.append(f"page {index + 1}: its resources could not be read")
                 continue
+            label = (pikepdf_label(pdf, index) or str(index + 1)) if found_here else ""
             for path, stream in found_here:
-                item = _describe(index + 1, labels()[index], path, stream)
+                item = _describe(index + 1, label, path, stream)
                 if wanted is not None and (wanted["page"], wanted["name"]) == (index + 1, path):
                     extracted = _extract(item, stream, int(args["max_pixels"]))
                 if start <= found < start + max_items:

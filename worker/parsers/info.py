@@ -19,7 +19,7 @@ from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import clean_string, open_pdfium, open_pikepdf
 from worker.parsers.docfacts import feature_flags, reconcile, repair_report, xmp_metadata
-from worker.parsers.pages import pdfium_labels, select_pages
+from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
 
 __all__ = ["run"]
 
@@ -174,7 +174,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 warnings.append(f"page {index + 1} could not be loaded by PDFium")
                 continue
             try:
-                pages.append(_page_entry(page, index, labels()[index]))
+                pages.append(_page_entry(page, index, pdfium_label(document, index)))
             except pdfium.PdfiumError:
                 warnings.append(f"page {index + 1}: PDFium could not read its text layer")
             finally:

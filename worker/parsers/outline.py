@@ -13,6 +13,7 @@ import pikepdf
 
 from worker.parsers.common import clean_string, open_pikepdf
 from worker.parsers.destinations import action_target, page_index
+from worker.parsers.pages import pikepdf_label
 
 __all__ = ["run"]
 
@@ -54,7 +55,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 continue
             page, action, _ = action_target(pdf, node, pages)
             if page is not None and page not in labels:
-                labels[page] = _label(pdf, page)
+                labels[page] = pikepdf_label(pdf, page) if 0 <= page < len(pdf.pages) else None
             items.append(
                 {
                     "title": clean_string(node.get("/Title", ""), _TITLE_CHARS),
@@ -68,14 +69,6 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         if truncated:
             warnings.append(f"items deeper than max_depth ({max_depth}) are left out")
     return {"items": items, "truncated": truncated, "next_start": next_start, "warnings": warnings[:20]}
-
-
-def _label(pdf: pikepdf.Pdf, page: int) -> str | None:
-    """The page's label, or None when the page is outside the document or qpdf cannot tell."""
-    try:
-        return clean_string(pdf.pages[page].label, 64) if 0 <= page < len(pdf.pages) else None
-    except (pikepdf.PdfError, RuntimeError, ValueError, TypeError):
-        return None
 
 
 def _push_children(stack: list[tuple[Any, int]], node: Any, level: int, max_depth: int) -> bool:

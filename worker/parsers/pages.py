@@ -16,9 +16,18 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
+import pikepdf
+
 from worker.errors import WorkerError
 
-__all__ = ["MAX_SELECTOR_PARTS", "pdfium_labels", "pikepdf_labels", "select_pages"]
+__all__ = [
+    "MAX_SELECTOR_PARTS",
+    "pdfium_label",
+    "pdfium_labels",
+    "pikepdf_label",
+    "pikepdf_labels",
+    "select_pages",
+]
 
 MAX_SELECTOR_PARTS: Final = 256
 MAX_LABEL_CHARS: Final = 64
@@ -27,33 +36,30 @@ _PART = re.compile(r"^\s*(\d+)?\s*(-)?\s*(\d+)?\s*$")
 Labels = Callable[[], list[str]]
 
 
+def pdfium_label(document: Any, index: int) -> str:
+    """One page's label as PDFium reports it; an unlabelled page is its 1-based number."""
+    label = document.get_page_label(index) or ""
+    return str(label[:MAX_LABEL_CHARS]) or str(index + 1)
+
+
+def pikepdf_label(pdf: Any, index: int) -> str | None:
+    """One page's label as qpdf computes it (its number when unlabelled); None if qpdf cannot
+    tell (a damaged page tree or label tree)."""
+    try:
+        return str(pdf.pages[index].label)[:MAX_LABEL_CHARS]
+    except (pikepdf.PdfError, ValueError, TypeError, RuntimeError):
+        return None
+
+
 def pdfium_labels(document: Any) -> Labels:
-    """Page labels as PDFium reports them; an unlabelled page is its 1-based number."""
-
-    @functools.cache
-    def labels() -> list[str]:
-        result = []
-        for index in range(len(document)):
-            label = document.get_page_label(index) or ""
-            result.append(label[:MAX_LABEL_CHARS] or str(index + 1))
-        return result
-
-    return labels
+    """Every page's label, computed once and only if asked for (label selectors)."""
+    return functools.cache(lambda: [pdfium_label(document, index) for index in range(len(document))])
 
 
 def pikepdf_labels(pdf: Any) -> Labels:
-    @functools.cache
-    def labels() -> list[str]:
-        result = []
-        for index, page in enumerate(pdf.pages):
-            try:
-                label = str(page.label)[:MAX_LABEL_CHARS]
-            except (ValueError, TypeError, RuntimeError):
-                label = ""
-            result.append(label or str(index + 1))
-        return result
-
-    return labels
+    return functools.cache(
+        lambda: [pikepdf_label(pdf, index) or str(index + 1) for index in range(len(pdf.pages))]
+    )
 
 
 def _label_range(part: str, labels: Labels | None, cache: dict[str, int]) -> tuple[int, int]:

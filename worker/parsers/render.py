@@ -18,7 +18,7 @@ import pypdfium2 as pdfium
 
 from worker.errors import WorkerError
 from worker.parsers.common import open_pdfium
-from worker.parsers.pages import pdfium_labels, select_pages
+from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
 
 __all__ = ["encode_png", "fit_scale", "run"]
 
@@ -86,7 +86,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             bitmap.close()
         finally:
             page.close()
-        label = labels()[index]
+        label = pdfium_label(document, index)
     finally:
         document.close()
     return {

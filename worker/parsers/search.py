@@ -21,7 +21,7 @@ import regex
 from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import open_pdfium
-from worker.parsers.pages import pdfium_labels, select_pages
+from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
 
 __all__ = ["run"]
 
@@ -148,7 +148,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                         next_position = {"index": start_index + position, "skip": seen}
                         break
                     hit = _hit(text, span, context, textpage if boxes else None)
-                    hits.append({"page": index + 1, "label": labels()[index], **hit})
+                    hits.append({"page": index + 1, "label": pdfium_label(document, index), **hit})
             finally:
                 textpage.close()
                 page.close()
