@@ -19,12 +19,12 @@ from pydantic import BaseModel, ValidationError
 from server.cache import ResultCache
 from server.config import Settings
 from server.errors import ToolError
-from server.joboutput import JobOutcome, ProgressFn
+from server.joboutput import JobOutcome, LineFn, LineSink, ProgressFn
 from server.jobs import classify
 from server.models import DocumentInput
 from server.paths import Document, PathPolicy
 from server.pool import Pool
-from server.sanitize import clean_text
+from server.sanitize import clean_text, removal_warnings
 from server.selftest import job_limits
 from server.tools import TOOLS
 
@@ -86,6 +86,7 @@ class App:
         self.settings = settings
         self.pool = pool
         self.workers = settings.workers
+        self.max_result_bytes = settings.max_result_bytes
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
         self.cache = ResultCache(settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes)
         self._tools: list[types.Tool] | None = None
@@ -104,8 +105,23 @@ class App:
         """The current call's progress callback, if the client asked for progress."""
         return _PROGRESS.get()
 
+    def free_workers(self) -> int:
+        """Worker slots a job started now would get at once, without queueing."""
+        return self.pool.free_workers()
+
+    def idle_spares(self) -> int:
+        """Pre-forked job children ready now (the pool's idle spares)."""
+        return len(self.pool.idle_spares())
+
     async def run_job(
-        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT], *, report: bool = True
+        self,
+        kind: str,
+        args: dict[str, Any],
+        document: Document,
+        model: type[ModelT],
+        *,
+        report: bool = True,
+        on_line: LineFn | None = None,
     ) -> tuple[ModelT, list[str]]:
         # One --timeout per tool call, shared by all the jobs it runs (a split read runs several).
         deadline = self.settings.timeout_s
@@ -121,10 +137,23 @@ class App:
         progress = _PROGRESS.get() if report else None
         if progress is not None:
             args = args | {"report_progress": True}
-        outcome: JobOutcome = await self.pool.run(
-            kind, args, document.fd, limits=limits, deadline_s=deadline, sandbox=sandbox, on_progress=progress
-        )
+        # The pool takes one line callback: a LineSink carries the stream lines and the progress.
+        on_progress = progress if on_line is None else LineSink(on_line, progress)
         audit = _AUDIT.get({})
+        try:
+            outcome: JobOutcome = await self.pool.run(
+                kind,
+                args,
+                document.fd,
+                limits=limits,
+                deadline_s=deadline,
+                sandbox=sandbox,
+                on_progress=on_progress,
+            )
+        except anyio.get_cancelled_exc_class():
+            # Parallel reads cancel the jobs they no longer need (the pool kills the child).
+            audit["jobs_cancelled"] = audit.get("jobs_cancelled", 0) + 1
+            raise
         audit["jobs"] = audit.get("jobs", 0) + 1
         # A job answered before its exit was reaped reports its CPU and memory later, in a
         # `job_exit` event with the same job id.
@@ -143,8 +172,7 @@ class App:
         except ValidationError as exc:
             log.error("invalid_job_result", kind=kind, errors=exc.error_count())
             raise ToolError("crashed", "the job child returned a result that failed validation") from exc
-        warnings = [f"removed {removed} control/invisible character(s) from the text"] if removed else []
-        return result, warnings
+        return result, removal_warnings(removed)
 
     def _open(self, args: DocumentInput) -> Document:
         if args.path is not None:

@@ -1,5 +1,5 @@
 """What a job child hands back, seen from the supervisor: the outcome record, the envelope
-check, exit summaries, and the progress lines that may precede the envelope.
+check, exit summaries, and the progress and page lines that may precede the envelope.
 
 Everything parsed here is untrusted child output: bounded, type-checked, never executed.
 """
@@ -13,12 +13,23 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["JobOutcome", "ProgressFn", "ProgressLines", "complete_envelope", "exit_summary"]
+__all__ = [
+    "JobOutcome",
+    "LineFn",
+    "LineSink",
+    "ProgressFn",
+    "ProgressLines",
+    "complete_envelope",
+    "exit_summary",
+]
 
 _PROGRESS_PREFIX: Final = b'{"progress":'
 _MAX_PROGRESS_LINE: Final = 128
 _MAX_PROGRESS_TOTAL: Final = 10_000_000
+_STREAM_PREFIXES: Final = (b'{"selection":', b'{"page":')
+_LONGEST_PREFIX: Final = max(len(prefix) for prefix in (_PROGRESS_PREFIX, *_STREAM_PREFIXES))
 ProgressFn = Callable[[int, int], Awaitable[None]]
+LineFn = Callable[[bytes], None]
 
 
 @dataclass(slots=True)
@@ -62,26 +73,67 @@ def exit_summary(status: int) -> str:
     return f"exit {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}"
 
 
+class LineSink:
+    """A progress callback that also takes a job's other leading lines (the ``selection`` and
+    ``page`` lines of a streamed ``pdf_read``, see ``server.twoended``).
+
+    It is handed to the pool where a ``ProgressFn`` goes (``Pool.run(on_progress=...)``):
+    ``ProgressLines`` recognises it and passes it every such line, still untrusted bytes
+    without the newline. Progress lines go to ``progress`` as before."""
+
+    def __init__(self, on_line: LineFn, progress: ProgressFn | None = None) -> None:
+        self.on_line = on_line
+        self.progress = progress
+
+    async def __call__(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            await self.progress(done, total)
+
+
 class ProgressLines:
-    """Parses the child's leading ``{"progress": n, "total": t}`` lines (untrusted: bounded ints,
-    monotonic, at most total) and forwards them; stops at the first other byte."""
+    """Parses the lines a child writes before its envelope and stops at the first other byte.
+
+    ``{"progress": n, "total": t}`` lines (untrusted: bounded ints, monotonic, at most total)
+    go to the callback. When the callback is a ``LineSink``, ``{"selection": ...}`` and
+    ``{"page": ...}`` lines go to its ``on_line``: they are not bounded here (a page's text has
+    no fixed size) but the pool caps the job's whole output at ``max_result_bytes`` and kills
+    the child past it, so the buffer never holds more than that."""
 
     def __init__(self, callback: ProgressFn | None) -> None:
         self.callback = callback
+        self.on_line = callback.on_line if isinstance(callback, LineSink) else None
         self.active = True
         self.last = -1
+        self._scanned = 0  # bytes of an unfinished stream line already searched for its newline
 
     async def consume(self, buffer: bytearray) -> None:
-        while self.active and buffer.startswith(_PROGRESS_PREFIX):
-            end = buffer.find(b"\n", 0, _MAX_PROGRESS_LINE)
-            if end < 0:
-                self.active = len(buffer) < _MAX_PROGRESS_LINE
+        while self.active and buffer:
+            if buffer.startswith(_PROGRESS_PREFIX):
+                end = buffer.find(b"\n", 0, _MAX_PROGRESS_LINE)
+                if end < 0:
+                    self.active = len(buffer) < _MAX_PROGRESS_LINE
+                    return
+                untrusted_line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                await self._forward(untrusted_line)
+            elif self.on_line is not None and buffer.startswith(_STREAM_PREFIXES):
+                end = buffer.find(b"\n", self._scanned)
+                if end < 0:
+                    self._scanned = len(buffer)
+                    return
+                untrusted_line = bytes(buffer[:end])
+                del buffer[: end + 1]
+                self._scanned = 0
+                self.on_line(untrusted_line)
+            else:
+                # A chunk may end inside a line's opening bytes: wait for more before judging.
+                self.active = len(buffer) < _LONGEST_PREFIX and any(
+                    prefix.startswith(buffer) for prefix in self._prefixes()
+                )
                 return
-            untrusted_line = bytes(buffer[:end])
-            del buffer[: end + 1]
-            await self._forward(untrusted_line)
-        if buffer:
-            self.active = False
+
+    def _prefixes(self) -> tuple[bytes, ...]:
+        return (_PROGRESS_PREFIX, *_STREAM_PREFIXES) if self.on_line is not None else (_PROGRESS_PREFIX,)
 
     async def _forward(self, untrusted_line: bytes) -> None:
         try:

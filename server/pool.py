@@ -13,14 +13,18 @@ Invariants:
   with CPU and peak RSS; a warning if the child then died abnormally). Anything else (no
   output, truncated or unparseable output, over the cap) waits for the exit status, which
   ``server.jobs`` classifies exactly as before.
-- The zygote keeps ``spares`` (default: ``workers``) children pre-forked and sandboxed.
-- If the zygote dies, every job in flight fails with ``worker_unavailable`` and a new zygote is
-  started with exponential backoff.
+- The zygote keeps ``spares`` (default: ``workers + 1``) children pre-forked and sandboxed, and
+  hands each one's socket to the supervisor (``server.spares``): a job whose limits and sandbox
+  request match an idle spare is sent straight to it, and the zygote is told afterwards
+  (``assigned``); any other job goes through the zygote as before. Either way the zygote owns
+  the child: deadline, kill, reap, exit report.
+- If the zygote dies, every job it had acknowledged (``started``) fails with
+  ``worker_unavailable``, a job it had not is sent again once, and a new zygote is started with
+  exponential backoff.
 """
 
 from __future__ import annotations
 
-import array
 import contextlib
 import itertools
 import json
@@ -28,7 +32,6 @@ import os
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
@@ -36,15 +39,15 @@ import anyio.abc
 import structlog
 
 from server.errors import ToolError
-from server.joboutput import JobOutcome, ProgressFn, ProgressLines, complete_envelope, exit_summary
+from server.joboutput import JobOutcome, ProgressFn, ProgressLines, complete_envelope
 from server.sanitize import clean_text
+from server.spares import spec_key
+from server.zygote_link import NotDelivered, Pending, ZygoteLink, reaped_outcome
 
 __all__ = ["JobOutcome", "Pool", "ProgressFn"]
 
 log = structlog.get_logger("pdf_airlock.pool")
-audit_log = structlog.get_logger("pdf_airlock.audit")
 
-_MAX_CONTROL_MESSAGE: Final = 1 << 16
 _READ_CHUNK: Final = 1 << 16
 _BACKOFF_FIRST_S: Final = 0.1
 _BACKOFF_MAX_S: Final = 5.0
@@ -54,36 +57,6 @@ ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", "PYTHONPATH", "PDF_AIRLOCK_TES
 
 
 _SEND_ATTEMPTS: Final = 2
-
-
-class _NotDelivered(Exception):
-    """The job could not be handed to the zygote (it is gone); the job never started."""
-
-
-@dataclass(slots=True)
-class _Pending:
-    kind: str
-    exited: anyio.Event = field(default_factory=anyio.Event)
-    exit_message: dict[str, Any] | None = None
-    pid: int | None = None
-    failure: str | None = None
-    refused: bool = False
-    answered: bool = False  # answered before its exit report; the report is only logged
-
-
-@dataclass(slots=True)
-class _Zygote:
-    process: anyio.abc.Process
-    sock: socket.socket
-    started: float
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    pending: dict[int, _Pending] = field(default_factory=dict)
-    alive: bool = True
-
-    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
-        payload = json.dumps(message, separators=(",", ":")).encode()
-        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
-        self.sock.sendmsg([payload], ancillary)
 
 
 class Pool:
@@ -100,9 +73,11 @@ class Pool:
         spares: int | None = None,
     ) -> None:
         """``command_prefix`` wraps the zygote's command (the syscall tracer uses strace);
-        ``spares`` is how many pre-forked children the zygote keeps (default: one per worker)."""
+        ``spares`` is how many pre-forked children the zygote keeps (default: one per worker plus
+        one, so a two-ended read (``server.twoended``) can take two at once and still leave one
+        idle: the zygote then refills after the jobs, not beside them)."""
         self.command_prefix = command_prefix
-        self.spares = workers if spares is None else spares
+        self.spares = workers + 1 if spares is None else spares
         self.workers = workers
         self.queue_depth = queue_depth
         self.start_timeout_s = start_timeout_s
@@ -110,7 +85,7 @@ class Pool:
         self._limiter = anyio.CapacityLimiter(workers)
         self._admitted = 0
         self._ids = itertools.count(1)
-        self._zygote: _Zygote | None = None
+        self._zygote: ZygoteLink | None = None
         self._zygote_changed = anyio.Event()
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closing = False
@@ -149,7 +124,7 @@ class Pool:
             backoff = min(backoff * 2, _BACKOFF_MAX_S)
             self.restarts += 1
 
-    async def _spawn(self) -> _Zygote:
+    async def _spawn(self) -> ZygoteLink:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {key: os.environ[key] for key in ZYGOTE_ENV_KEYS if key in os.environ}
         try:
@@ -172,20 +147,20 @@ class Pool:
         finally:
             theirs.close()
         ours.setblocking(False)
-        zygote = _Zygote(process=process, sock=ours, started=time.monotonic())
+        zygote = ZygoteLink(process=process, sock=ours, started=time.monotonic())
         self._zygote = zygote
         self._zygote_changed.set()
         self._zygote_changed = anyio.Event()
         log.info("zygote_spawned", pid=process.pid)
         return zygote
 
-    async def _serve(self, zygote: _Zygote) -> None:
+    async def _serve(self, zygote: ZygoteLink) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._relay_stderr, zygote)
             await self._read_control(zygote)
             tg.cancel_scope.cancel()
 
-    async def _relay_stderr(self, zygote: _Zygote) -> None:
+    async def _relay_stderr(self, zygote: ZygoteLink) -> None:
         stream = zygote.process.stderr
         if stream is None:
             return
@@ -198,84 +173,39 @@ class Pool:
                 log.warning("zygote_stderr", line=text)
             buffer = buffer[-_MAX_STDERR_LINE:]
 
-    async def _read_control(self, zygote: _Zygote) -> None:
+    async def _read_control(self, zygote: ZygoteLink) -> None:
         while True:
             await anyio.wait_readable(zygote.sock)
             try:
-                data = zygote.sock.recv(_MAX_CONTROL_MESSAGE)
+                data, fds = zygote.receive()
             except BlockingIOError:
                 continue
             except OSError:
                 return
             if not data:
+                for fd in fds:
+                    os.close(fd)
                 return
-            self._on_message(zygote, json.loads(data))
+            message = json.loads(data)
+            zygote.on_message(message, fds)
+            if message.get("op") == "ready":
+                self.layers = zygote.layers
+                log.info(
+                    "zygote_ready", pid=message.get("pid"), warm_ms=message.get("warm_ms"), layers=self.layers
+                )
 
-    def _on_message(self, zygote: _Zygote, message: dict[str, Any]) -> None:
-        op = message.get("op")
-        if op == "ready":
-            self.layers = dict(message.get("layers") or {})
-            log.info(
-                "zygote_ready", pid=message.get("pid"), warm_ms=message.get("warm_ms"), layers=self.layers
-            )
-            zygote.ready.set()
-            return
-        pending = zygote.pending.get(int(message.get("id", -1)))
-        if pending is None:
-            return
-        if op == "started":
-            pending.pid = int(message["pid"])
-        elif op == "refused":
-            pending.refused = True
-            pending.exited.set()
-        elif op == "exit":
-            pending.exit_message = message
-            pending.exited.set()
-            if pending.answered:
-                zygote.pending.pop(int(message["id"]), None)
-                self._log_late_exit(int(message["id"]), pending, message)
-
-    def _log_late_exit(self, job_id: int, pending: _Pending, message: dict[str, Any]) -> None:
-        """The exit report of a job already answered: its usage for the audit trail, and a
-        warning if it died abnormally after writing a complete result."""
-        untrusted_usage = dict(message.get("rusage") or {})
-        status = int(message["status"])
-        fields = {
-            "job": job_id,
-            "kind": pending.kind,
-            "pid": pending.pid,
-            "exit": exit_summary(status),
-            "job_cpu_s": round(
-                float(untrusted_usage.get("utime", 0)) + float(untrusted_usage.get("stime", 0)), 4
-            ),
-            "job_peak_rss_kb": int(untrusted_usage.get("maxrss_kb", 0)),
-            "job_wall_ms": float(message.get("wall_ms", 0)),
-        }
-        if status != 0 or message.get("deadline_hit") or message.get("killed"):
-            audit_log.warning(
-                "job_exit_after_answer", deadline_hit=bool(message.get("deadline_hit")), **fields
-            )
-        else:
-            audit_log.info("job_exit", **fields)
-
-    def _retire(self, zygote: _Zygote) -> None:
-        zygote.alive = False
-        zygote.ready.set()  # wake waiters; they see it is dead
+    def _retire(self, zygote: ZygoteLink) -> None:
         self._kill_zygote(zygote)
-        for pending in zygote.pending.values():
-            pending.failure = "the worker zygote exited during the job"
-            pending.exited.set()
-        failed = sum(1 for pending in zygote.pending.values() if not pending.answered)
+        failed = zygote.retire("the worker zygote exited during the job")
         if failed:
             log.warning("zygote_lost", pid=zygote.process.pid, jobs_failed=failed)
-        zygote.sock.close()
 
-    def _kill_zygote(self, zygote: _Zygote) -> None:
+    def _kill_zygote(self, zygote: ZygoteLink) -> None:
         if zygote.process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 zygote.process.kill()
 
-    async def _ready_zygote(self) -> _Zygote:
+    async def _ready_zygote(self) -> ZygoteLink:
         with anyio.move_on_after(self.start_timeout_s):
             while True:
                 zygote = self._zygote
@@ -289,6 +219,15 @@ class Pool:
         raise ToolError("worker_unavailable", "the worker process is not available; retry shortly")
 
     # -- jobs ---------------------------------------------------------------------------
+
+    def free_workers(self) -> int:
+        """Worker slots a job admitted now would get at once, without queueing."""
+        return max(0, self.workers - self._admitted)
+
+    def idle_spares(self) -> list[int]:
+        """Pids of the idle spares the supervisor holds for the current zygote."""
+        zygote = self._zygote
+        return zygote.spares.pids() if zygote is not None and zygote.alive else []
 
     async def run(
         self,
@@ -317,16 +256,15 @@ class Pool:
                         return await self._run_on(
                             zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}, on_progress
                         )
-                    except _NotDelivered:
-                        # The zygote died before it saw the job; nothing ran, so a retry is safe.
-                        zygote.alive = False
+                    except NotDelivered:
+                        # Nothing ran under a zygote, so a retry is safe.
                         await anyio.sleep(0)
                 zygote = await self._ready_zygote()
                 try:
                     return await self._run_on(
                         zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}, on_progress
                     )
-                except _NotDelivered as exc:
+                except NotDelivered as exc:
                     raise ToolError(
                         "worker_unavailable", "the worker process is not reachable; retry"
                     ) from exc
@@ -335,7 +273,7 @@ class Pool:
 
     async def _run_on(  # noqa: PLR0917 - private; mirrors run() plus the zygote
         self,
-        zygote: _Zygote,
+        zygote: ZygoteLink,
         kind: str,
         args: dict[str, Any],
         input_fd: int,
@@ -345,7 +283,7 @@ class Pool:
         on_progress: ProgressFn | None,
     ) -> JobOutcome:
         job_id = next(self._ids)
-        pending = _Pending(kind)
+        pending = Pending(kind)
         read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(read_fd, False)
         zygote.pending[job_id] = pending
@@ -359,9 +297,11 @@ class Pool:
                     "limits": limits,
                     "sandbox": sandbox,
                 }
-                zygote.send(job | {"deadline_s": deadline_s}, [input_fd, write_fd])
+                self._deliver(zygote, job, spec_key(limits, sandbox), deadline_s, [input_fd, write_fd])
             except OSError as exc:
-                raise _NotDelivered from exc
+                zygote.alive = False  # a zygote we cannot talk to is restarted
+                self._kill_zygote(zygote)
+                raise NotDelivered from exc
             finally:
                 os.close(write_fd)
             max_bytes = int(limits["max_result_bytes"])
@@ -378,7 +318,7 @@ class Pool:
                 log.error("zygote_unresponsive", pid=zygote.process.pid, job=job_id)
                 self._kill_zygote(zygote)
                 raise ToolError("timeout", f"the job did not finish within {deadline_s:g} s")
-        except _NotDelivered:
+        except NotDelivered:
             raise
         except BaseException:
             if pending.exit_message is None and zygote.alive:
@@ -400,23 +340,38 @@ class Pool:
                 untrusted_envelope=envelope,
                 job=job_id,
             )
-        outcome = _reaped_outcome(pending, output, overflow)
+        outcome = reaped_outcome(pending, output, overflow)
         outcome.job = job_id
         return outcome
+
+    def _deliver(
+        self, zygote: ZygoteLink, job: dict[str, Any], spec: str, deadline_s: float, fds: list[int]
+    ) -> None:
+        """Straight to an idle spare made for ``spec`` (then tell the zygote), else through the
+        zygote. Synchronous: no other job's hand-over or spec change can come in between."""
+        pid = None
+        if job["kind"] in zygote.kinds:
+            pid = zygote.spares.hand_over(spec, json.dumps(job, separators=(",", ":")).encode(), fds)
+        if pid is None:
+            generation = zygote.spares.use_spec(spec)
+            zygote.send(job | {"deadline_s": deadline_s, "generation": generation}, fds)
+            return
+        zygote.pending[job["id"]].pid = pid
+        zygote.send({"op": "assigned", "id": job["id"], "pid": pid, "deadline_s": deadline_s})
 
     def kill_now(self) -> None:
         """Kill the zygote (its children die with it); for an immediate exit."""
         if self._zygote is not None:
             self._kill_zygote(self._zygote)
 
-    def _send_kill(self, zygote: _Zygote, job_id: int) -> None:
+    def _send_kill(self, zygote: ZygoteLink, job_id: int) -> None:
         try:
             zygote.send({"op": "kill", "id": job_id})
         except OSError:
             self._kill_zygote(zygote)
 
     async def _read_output(
-        self, zygote: _Zygote, job_id: int, fd: int, max_bytes: int, on_progress: ProgressFn | None
+        self, zygote: ZygoteLink, job_id: int, fd: int, max_bytes: int, on_progress: ProgressFn | None
     ) -> tuple[bytes, bool]:
         """Everything the child wrote, up to ``max_bytes``; leading progress lines are consumed.
 
@@ -444,23 +399,3 @@ class Pool:
                 return b"", True
             buffer += chunk
             await progress.consume(buffer)
-
-
-def _reaped_outcome(pending: _Pending, output: bytes, overflow: bool) -> JobOutcome:
-    """The outcome of a job whose exit report arrived (or whose zygote died) before its answer."""
-    if pending.refused:
-        raise ToolError("internal", f"the worker does not run jobs of kind {pending.kind!r}")
-    if pending.failure is not None and pending.pid is None:
-        raise _NotDelivered
-    if pending.failure is not None or pending.exit_message is None:
-        raise ToolError("worker_unavailable", "the worker process exited during the job; retry")
-    message = pending.exit_message
-    return JobOutcome(
-        untrusted_output=output,
-        output_overflow=overflow,
-        status=int(message["status"]),
-        deadline_hit=bool(message["deadline_hit"]),
-        killed=bool(message["killed"]),
-        wall_ms=float(message["wall_ms"]),
-        rusage={key: float(value) for key, value in dict(message["rusage"]).items()},
-    )

@@ -21,11 +21,12 @@ from mcp.shared.message import SessionMessage
 from server import __version__
 from server.app import App
 from server.config import Settings
+from server.fastcall import FastCalls
 from server.handshake import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE
 from server.pool import Pool
 from server.tools import CATEGORIES, TOOLS
 
-__all__ = ["build_server", "run"]
+__all__ = ["build_app", "build_server", "fast_calls", "run"]
 
 
 def build_server(app: App) -> Server[Any]:
@@ -62,12 +63,20 @@ def build_server(app: App) -> Server[Any]:
     return server
 
 
+def build_app(settings: Settings, pool: Pool) -> App:
+    return App(settings, pool)
+
+
+def fast_calls(app: App) -> FastCalls:
+    """The transport's direct ``tools/call`` route to the same app (``server.fastcall``)."""
+    return FastCalls(app, frozenset(TOOLS))
+
+
 async def run(
-    settings: Settings,
-    pool: Pool,
+    app: App,
     read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
     write_stream: MemoryObjectSendStream[SessionMessage],
 ) -> None:
     """Serve the protocol over the transport's stream pair until the client's input ends."""
-    server = build_server(App(settings, pool))
+    server = build_server(app)
     await server.run(read_stream, write_stream, server.create_initialization_options())

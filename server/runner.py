@@ -1,7 +1,7 @@
 """The interface tools need from the server: run a job kind on an open document.
 
-Implemented by ``server.app.App``; a Protocol so tool code and the page-range splitter can be
-typed without importing the application core.
+Implemented by ``server.app.App``; a Protocol so tool code and the parallel readers
+(``server.split``, ``server.twoended``) can be typed without importing the application core.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from server.joboutput import ProgressFn
+from server.joboutput import LineFn, ProgressFn
 from server.paths import Document
 
 __all__ = ["JobRunner"]
@@ -20,11 +20,28 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 class JobRunner(Protocol):
     workers: int
+    max_result_bytes: int
 
     def progress(self) -> ProgressFn | None:
         """The current call's progress callback, if the client asked for progress."""
 
+    def free_workers(self) -> int:
+        """Worker slots a job started now would get at once, without queueing."""
+
+    def idle_spares(self) -> int:
+        """Pre-forked job children ready now (a job takes one; none left makes the zygote fork
+        and warm up replacements at once, beside the running jobs)."""
+
     async def run_job(
-        self, kind: str, args: dict[str, Any], document: Document, model: type[ModelT], *, report: bool = True
+        self,
+        kind: str,
+        args: dict[str, Any],
+        document: Document,
+        model: type[ModelT],
+        *,
+        report: bool = True,
+        on_line: LineFn | None = None,
     ) -> tuple[ModelT, list[str]]:
-        """Run ``kind`` in a sandboxed job child; returns the validated result and warnings."""
+        """Run ``kind`` in a sandboxed job child; returns the validated result and warnings.
+        ``on_line`` receives the child's ``selection``/``page`` lines (untrusted bytes) as they
+        arrive, before the envelope."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["clean_text"]
+__all__ = ["clean_text", "removal_warnings"]
 
 _ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _INVISIBLE: Final = re.compile(
@@ -26,3 +26,8 @@ def clean_text(text: str) -> tuple[str, int]:
     without_ansi = _ANSI.sub("", text)
     cleaned = _INVISIBLE.sub("", without_ansi)
     return cleaned, len(text) - len(cleaned)
+
+
+def removal_warnings(removed: int) -> list[str]:
+    """The warning a tool result carries when ``removed`` characters were stripped from it."""
+    return [f"removed {removed} control/invisible character(s) from the text"] if removed else []

@@ -25,6 +25,7 @@ import structlog
 from server import __version__
 from server.config import DEFAULTS, Settings
 from server.errors import ToolError
+from server.fastcall import fast_calls_enabled
 from server.handshake import FAST_HANDSHAKE_ENV
 from server.pool import Pool
 from server.selftest import missing_layers, probe_layers, summary
@@ -102,8 +103,10 @@ async def serve(settings: Settings) -> None:
             tg.start_soon(_stop_on_eof, transport, tg.cancel_scope)
             async with transport.running():
                 protocol = await loader.wait()
-                async with transport.streams() as (read_stream, write_stream):
-                    await protocol.run(settings, pool, read_stream, write_stream)
+                app = protocol.build_app(settings, pool)
+                fast = protocol.fast_calls(app) if fast_calls_enabled() else None
+                async with transport.streams(fast) as (read_stream, write_stream):
+                    await protocol.run(app, read_stream, write_stream)
             tg.cancel_scope.cancel()
     log.info("server_stopped")
 

@@ -46,6 +46,7 @@ from server.paths import Document
 from server.png import checked_png
 from server.runner import JobRunner
 from server.split import split_read
+from server.twoended import two_ended_read
 from server.untrusted import (
     PdfAnnotationsUntrusted,
     PdfAttachmentsUntrusted,
@@ -189,6 +190,8 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "start_offset": position.get("offset", 0),
     }
     split = await split_read(runner, job_args, document)
+    if split is None:
+        split = await two_ended_read(runner, job_args, document)
     if split is None:
         result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
     else:

@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
@@ -43,6 +44,8 @@ from server.handshake import fast_answer, fast_frame
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
+
+    from server.fastcall import FastCall, FastCalls
 
 __all__ = ["StdioTransport"]
 
@@ -214,6 +217,10 @@ class StdioTransport:
         self._early_key: str | None = None
         self._answered: OrderedDict[str, bytes] = OrderedDict()
         self._in_flight: set[str] = set()
+        self.protocol_version: str | None = None  # negotiated by an early-answered initialize
+        self._fast: FastCalls | None = None
+        self._fast_group: anyio.abc.TaskGroup | None = None
+        self._fast_scopes: dict[str, anyio.CancelScope] = {}
         self._frames_send, self._frames_recv = anyio.create_memory_object_stream[_Frame](_FRAMES_DEPTH)
         self._inbox_send, self._inbox_recv = anyio.create_memory_object_stream[_Inbound](_INBOX_DEPTH)
 
@@ -238,6 +245,9 @@ class StdioTransport:
             params = obj.get("params")
             request_id = params.get("requestId") if isinstance(params, dict) else None
             self._in_flight.discard(json.dumps(request_id))
+            scope = self._fast_scopes.get(json.dumps(request_id))
+            if scope is not None:
+                scope.cancel()  # a direct call: never answered, as the SDK does
             if not self._in_flight:
                 self.idle.set()
         if not _is_request(obj):
@@ -268,17 +278,39 @@ class StdioTransport:
                 tg.cancel_scope.cancel()
 
     async def _read_loop(self) -> None:
+        async with self._inbox_send:
+            async for chunk in self._input_chunks():
+                if self.draining:
+                    continue  # shutting down: input after SIGTERM is not served
+                await self._dispatch_chunk(chunk)
+        self.eof.set()
+
+    async def _input_chunks(self) -> AsyncIterator[bytes]:
+        """Chunks of stdin until EOF. A pipe or socket (what an MCP client gives us) is read
+        without blocking, from the event loop (no thread hand-off per message); anything else
+        (a terminal, a file: not pollable) from a daemon thread."""
+        mode = os.fstat(self._in).st_mode
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            os.set_blocking(self._in, False)
+            while True:
+                try:
+                    chunk = os.read(self._in, _READ_CHUNK)
+                except BlockingIOError:
+                    await anyio.wait_readable(self._in)
+                    continue
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                yield chunk
         chunks_send, chunks = anyio.create_memory_object_stream[bytes](4)
         token = anyio.lowlevel.current_token()
         # A daemon thread, not a worker thread: a read blocked on stdin must never keep the
         # process alive at exit (SIGTERM, SIGINT) the way a joined executor thread would.
         threading.Thread(target=self._pump_stdin, args=(chunks_send, token), daemon=True).start()
-        async with self._inbox_send, chunks:
+        async with chunks:
             async for chunk in chunks:
-                if self.draining:
-                    continue  # shutting down: input after SIGTERM is not served
-                await self._dispatch_chunk(chunk)
-        self.eof.set()
+                yield chunk
 
     def _pump_stdin(
         self, chunks: MemoryObjectSendStream[bytes], token: anyio.lowlevel.EventLoopToken
@@ -307,6 +339,8 @@ class StdioTransport:
             if reply is not None:
                 await self._frames_send.send((reply, None))
                 continue
+            if self._start_fast(obj, key):
+                continue
             early = key is not None and await self._answer_early(obj, key)
             await self._inbox_send.send((obj, key, early))
 
@@ -321,12 +355,27 @@ class StdioTransport:
         frame = self._framer.encode(fast_frame(obj, result))
         self._remember(key, frame)
         self._early_key = key
+        if obj.get("method") == "initialize":
+            self.protocol_version = str(result.get("protocolVersion"))
         await self._frames_send.send((frame, key))
         log.debug("handshake_answered_early", method=obj.get("method"))
         return True
 
     def _frame(self, payload: dict[str, Any]) -> bytes:
         return self._framer.encode(json.dumps(payload, separators=(",", ":")).encode())
+
+    def _utf8_frame(self, payload: dict[str, Any]) -> bytes:
+        """Serialised as the SDK's path serialises it (pydantic's JSON writer, raw UTF-8, about
+        ten times faster than ``json.dumps`` on long text). Loaded with the SDK, so imported
+        here. A lone surrogate, never valid on the wire, becomes '?'."""
+        from pydantic_core import PydanticSerializationError, to_json
+
+        try:
+            body = to_json(payload)
+        except PydanticSerializationError:
+            text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+            body = text.encode("utf-8", "replace")
+        return self._framer.encode(body)
 
     async def _write_loop(self) -> None:
         async with self._frames_recv:
@@ -360,17 +409,19 @@ class StdioTransport:
 
     @contextlib.asynccontextmanager
     async def streams(
-        self,
+        self, fast: FastCalls | None = None
     ) -> AsyncIterator[
         tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
     ]:
         """The SDK's read/write stream pair; the input queued so far is delivered first, in order.
+        ``tools/call`` requests that ``fast`` accepts are run directly (``server.fastcall``).
         Call once the SDK is imported (this imports from it)."""
         from mcp.shared.message import SessionMessage
 
         in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
         async with anyio.create_task_group() as tg:
+            self._fast, self._fast_group = fast, tg
             tg.start_soon(self._forward_loop, in_send)
             tg.start_soon(self._encode_loop, out_recv)
             self.protocol_ready.set()
@@ -386,6 +437,8 @@ class StdioTransport:
 
         async with in_send, self._inbox_recv:
             async for obj, key, _early in self._inbox_recv:
+                if self._start_fast(obj, key):
+                    continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_python(obj, by_name=False)
                 except (ValidationError, RecursionError):
@@ -396,6 +449,46 @@ class StdioTransport:
                     await self._frames_send.send((self._frame(error), key))
                     continue
                 await in_send.send(SessionMessage(message))
+
+    def _start_fast(self, obj: Any, key: str | None) -> bool:
+        """Run ``obj`` on the direct ``tools/call`` route if it takes it (only once the SDK's
+        streams are up: queued input reaches here from ``_forward_loop``, later input from
+        ``_dispatch_chunk`` without the queue)."""
+        if self._fast is None or self._fast_group is None or key is None:
+            return False
+        call = self._fast.route(obj, self.protocol_version)
+        if call is None:
+            return False
+        log.debug("tool_call_direct", id=call.request_id)
+        # Registered now, not when the task first runs: a cancel that arrives before then
+        # (same chunk, or the call is queued) must still find it.
+        self._fast_scopes[key] = anyio.CancelScope()
+        self._fast_group.start_soon(self._run_fast, call, key)
+        return True
+
+    async def _run_fast(self, call: FastCall, key: str) -> None:
+        """One direct ``tools/call``: progress and the answer go out through the frame queue, in
+        order; a cancelled call is settled without an answer."""
+        progress = None
+        if call.progress_token is not None:
+            token = call.progress_token
+
+            async def progress(done: int, total: int) -> None:
+                params = {"progressToken": token, "progress": done, "total": total}
+                params["message"] = f"page {done} of {total}"
+                notification = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+                await self._frames_send.send((self._utf8_frame(notification), None))
+
+        with self._fast_scopes[key] as scope:
+            try:
+                result = await call.run(progress)
+            finally:
+                del self._fast_scopes[key]
+            frame = self._utf8_frame({"jsonrpc": "2.0", "id": call.request_id, "result": result})
+            self._remember(key, frame)
+            await self._frames_send.send((frame, key))
+        if scope.cancelled_caught:
+            self._settle(key)
 
     async def _encode_loop(self, out_recv: MemoryObjectReceiveStream[SessionMessage]) -> None:
         import mcp_types as types

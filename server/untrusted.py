@@ -46,11 +46,16 @@ __all__ = [
     "SearchPosition",
     "SecurityEncryption",
     "Signature",
+    "StreamLine",
+    "StreamedPage",
+    "StreamedSelection",
 ]
 
 _MAX_TEXT = 4096
 _MAX_PAGES_IN_ANSWER = 100_000
 _MAX_PNG_BASE64 = 48 * 1024 * 1024
+_MAX_COUNT = 10_000_000
+_MAX_OFFSET = 1 << 40
 
 
 Bounded = Annotated[str, Field(max_length=_MAX_TEXT)]
@@ -150,6 +155,31 @@ class PdfReadUntrusted(_UntrustedModel):
     pages: list[PageText] = Field(max_length=_MAX_PAGES_IN_ANSWER)
     next: ReadPosition | None
     warnings: list[Bounded] = Field(max_length=100)
+
+
+class StreamedSelection(_UntrustedModel):
+    """A streamed ``pdf_read``'s first line (``server.twoended``)."""
+
+    page_count: int = Field(ge=0, le=_MAX_COUNT)
+    selected_pages: int = Field(ge=0, le=_MAX_COUNT)
+
+
+class StreamedPage(_UntrustedModel):
+    """One page of a streamed ``pdf_read``; ``position`` is its index after ``start_index``."""
+
+    position: int = Field(ge=0, le=_MAX_COUNT)
+    page: int = Field(ge=1, le=_MAX_COUNT)
+    text: str
+    offset: int = Field(ge=0, le=_MAX_OFFSET)
+    complete: bool
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+class StreamLine(_UntrustedModel):
+    """A line a streamed ``pdf_read`` writes before its envelope: one of the two."""
+
+    selection: StreamedSelection | None = None
+    page: StreamedPage | None = None
 
 
 class OutlineItem(_UntrustedModel):

@@ -288,3 +288,81 @@ def xmp_pdf() -> bytes:
 def damaged_xref_pdf() -> bytes:
     """A readable document whose startxref keyword is damaged: qpdf rebuilds the xref table."""
     return text_pdf(["Repaired text"]).replace(b"startxref", b"startxrex")
+
+
+_WORDS = [
+    "airlock", "sandbox", "parser", "page", "token", "stream",
+    "glyph", "column", "budget", "cursor", "reader", "agent",
+]  # fmt: skip
+
+
+def prose_pages(count: int, seed: int = 5) -> list[str]:
+    """Pages of uneven length (one of them empty), several lines each, for text_pdf."""
+    rng = random.Random(seed)
+    pages = []
+    for number in range(1, count + 1):
+        lines = 0 if number == 4 else rng.randint(2, 24)
+        body = [" ".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 11))) for _ in range(lines)]
+        pages.append("\n".join([f"Page {number}", *body, f"end {number}"]) if lines else "")
+    return pages
+
+
+def labelled_pdf(pages: list[str]) -> bytes:
+    """text_pdf with page labels: i, ii, then 1, 2, 3, ..."""
+    pdf = pikepdf.open(io.BytesIO(text_pdf(pages)))
+    pdf.Root.PageLabels = pikepdf.Dictionary(
+        Nums=[0, pikepdf.Dictionary(S=pikepdf.Name.r), 2, pikepdf.Dictionary(S=pikepdf.Name.D)]
+    )
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def unreadable_page_pdf(pages: list[str], bad: int) -> bytes:
+    """text_pdf whose page ``bad`` (0-based) is not a dictionary: PDFium counts it but cannot
+    load it, so a read warns about that page and returns its text as empty."""
+    pdf = pikepdf.open(io.BytesIO(text_pdf(pages)))
+    pdf.Root.Pages.Kids[bad] = pdf.make_indirect(pikepdf.Array([1, 2]))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+_CONTROL_CMAP = b"""/CIDInit /ProcSet findresource begin 12 dict begin begincmap
+/CMapName /Controls def /CMapType 2 def
+1 begincodespacerange <00> <FF> endcodespacerange
+2 beginbfchar <41> <202E> <42> <0007> endbfchar
+endcmap CMapName currentdict /CMap defineresource pop end end
+"""
+
+
+def control_chars_pdf(pages: list[str], every: int = 3) -> bytes:
+    """text_pdf plus, on every ``every``-th page, a line whose ToUnicode map turns ``A`` into a
+    bidi override (U+202E) and ``B`` into BEL: text hygiene removes both from the answer."""
+    pdf = pikepdf.open(io.BytesIO(text_pdf(pages)))
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type1,
+        BaseFont=pikepdf.Name.Helvetica,
+        ToUnicode=pdf.make_stream(_CONTROL_CMAP),
+    )
+    for index in range(0, len(pdf.pages), every):
+        page = pdf.pages[index]
+        if "/Font" not in page.obj.Resources:
+            page.obj.Resources.Font = pikepdf.Dictionary()
+        page.obj.Resources.Font.FCtl = pdf.make_indirect(font)
+        page.contents_add(pdf.make_stream(b"BT /FCtl 12 Tf 72 40 Td (ABxyBA) Tj ET"), prepend=False)
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def heavy_first_page_pdf(pages: list[str], glyphs: int = 20_000) -> bytes:
+    """A first page of ``glyphs`` scattered glyphs (PDFium takes tens of milliseconds on it),
+    then text_pdf's pages: a reader from the end reaches page 2 long before one from the start."""
+    pdf = pikepdf.open(io.BytesIO(scattered_glyphs_pdf(glyphs)))
+    rest = pikepdf.open(io.BytesIO(text_pdf(pages)))
+    pdf.pages.extend(rest.pages)
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()

@@ -19,6 +19,7 @@ def test_soak_loses_nothing_and_leaks_nothing(tmp_path: Path) -> None:
     assert report.answered + report.cancelled == CI_CALLS
     assert report.cancelled > 0 and report.outcomes["ok"] > 0
     assert report.leftover_children == 0
-    assert report.idle_spares <= len(os.sched_getaffinity(0))  # at most one per worker (default: cores)
+    # At most one per worker plus one (the default; workers default to the cores).
+    assert report.idle_spares <= len(os.sched_getaffinity(0)) + 1
     assert report.fds_end <= report.fds_start
     assert report.rss_end_mb - report.rss_start_mb < RSS_GROWTH_MB

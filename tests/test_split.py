@@ -44,7 +44,7 @@ async def read_all(client: Any, max_chars: int, pages: str | None = None) -> tup
     ("max_chars", "pages"), [(2_000_000, None), (5000, None), (1234, "5-70"), (100_000, "3-")]
 )
 async def test_split_matches_single_child(big: Path, max_chars: int, pages: str | None) -> None:
-    async with connect(big, "--workers", "2", "--cache-mb", "0") as client:
+    async with connect(big, "--workers", "3", "--cache-mb", "0") as client:
         parallel = await read_all(client, max_chars, pages)
     async with connect(big, "--workers", "1", "--cache-mb", "0") as client:
         single = await read_all(client, max_chars, pages)

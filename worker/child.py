@@ -124,7 +124,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _receive_job(spare: socket.socket, flags: int = 0) -> dict[str, Any] | None:
     """The one job (BlockingIOError with MSG_DONTWAIT if it has not come yet); its two fds must
-    land on 3 and 4. None: the zygote discarded this spare."""
+    land on 3 and 4. None: this spare was discarded (the supervisor or the zygote closed its socket)."""
     untrusted_fds = array.array("i")
     data, ancdata, msg_flags, _addr = spare.recvmsg(
         _MAX_JOB_MESSAGE, socket.CMSG_SPACE(_JOB_FDS * untrusted_fds.itemsize), flags
@@ -181,7 +181,7 @@ def run_spare(
             os._exit(EXIT_OK)
         set_name(_JOB_NAME)
         job_policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
-        if Limits(**job["limits"]) != limits or job_policy != policy:  # the zygote matches them
+        if Limits(**job["limits"]) != limits or job_policy != policy:  # the sender matches them
             os._exit(EXIT_SANDBOX_FAILED)
         envelope = _execute(job, limits, report)
         _write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))

@@ -42,9 +42,10 @@ __all__ = [
 
 CHILD_INPUT_FD: Final = 3
 CHILD_RESULT_FD: Final = 4
-# The spare's end of its socket to the zygote, kept while it waits for its job. Fds 3 and 4 stay
-# free, so the job's two fds received over it land exactly there (the kernel installs received
-# fds at the lowest free numbers); seccomp allows recvmsg on this fd number only.
+# The spare's end of its socketpair (the zygote passes the other end to the supervisor, which
+# sends the job), kept while it waits for its job. Fds 3 and 4 stay free, so the job's two fds
+# received over it land exactly there (the kernel installs received fds at the lowest free
+# numbers); seccomp allows recvmsg on this fd number only.
 SPARE_SOCKET_FD: Final = 5
 LAYERS: Final = (
     "process_group",

@@ -4,25 +4,32 @@ Started by the supervisor as ``python -m worker.zygote FD SPARES`` where FD is i
 SOCK_SEQPACKET control socket. It never parses a document itself. Protocol (one JSON object per
 datagram, fds by SCM_RIGHTS):
 
-  supervisor -> zygote  {"op": "job", "id", "kind", "args", "limits", "deadline_s"} + [input, result]
+  supervisor -> zygote  {"op": "job", "id", "kind", "args", "limits", "sandbox", "deadline_s",
+                         "generation"} + [input, result]
+                        {"op": "assigned", "id", "pid", "deadline_s"}  (sent a spare its job)
                         {"op": "kill", "id"}
-  zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers"}
+  zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers", "kinds"}
+                        {"op": "spare", "pid", "generation"} + [the spare's socket]
                         {"op": "started", "id", "pid"}  or  {"op": "refused", "id"} (unknown kind)
+                        {"op": "lost", "id"}  (an assigned pid it does not know: the job never ran)
                         {"op": "exit", "id", "status", "deadline_hit", "killed", "rusage", "wall_ms"}
 
 Spares: the zygote keeps up to SPARES children forked ahead of time, each already sandboxed for
-the limits and sandbox request of the last job seen (and warmed by a tiny parse), blocked on its
-own socketpair. A job with the same limits and request is handed to an idle spare (the job
-message and its two fds over that socket); one with different ones discards every idle spare
-(SIGKILL) first, and gets a freshly forked one. A spare serves exactly one job; a replacement is
-forked off the critical path: right after the hand-over when no other spare is idle, else once
-the running jobs have exited. With no idle spare, the job goes to a spare forked on the spot
-without the warm-up parse (the same path, just not ahead of time).
+the limits and sandbox request of the last ``job`` seen (and warmed by a tiny parse), blocked on
+its own socketpair. It passes its end of that socket to the supervisor at once and keeps no copy,
+so the supervisor sends a matching job straight to the spare, then reports ``assigned``; the
+zygote takes the child over from there. A spare the supervisor closes reads EOF and exits. A
+``job`` (the supervisor had no matching spare) goes to a child forked on the spot without the
+warm-up parse; if its limits, sandbox request or generation (the supervisor's number for its
+current spec) differ from the spares', every idle spare is killed first. A spare serves exactly
+one job; a replacement is forked off the critical path: right after a hand-over when no other
+spare is idle, else once the running jobs have exited.
 
-The zygote enforces each job's wall deadline from hand-over (SIGKILL to the child's process
-group; the child is unreaped until then, so its pid cannot be recycled under us). EOF on the
-control socket means the supervisor is gone: every child and spare is killed and the zygote
-exits.
+The zygote enforces each job's wall deadline from hand-over (``job``) or ``assigned`` (SIGKILL to
+the child's process group; the child is unreaped until then, so its pid cannot be recycled under
+us). A spare reaped before its ``assigned`` arrived (it ran its job that fast, or died idle) is
+remembered, so the late ``assigned`` still gets the child's real exit report. EOF on the control
+socket means the supervisor is gone: every child and spare is killed and the zygote exits.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ _FD_ITEM_SIZE: Final = array.array("i").itemsize
 _SPARES_ARG: Final = 2
 _WARM_TEXT: Final = "pdf-airlock spare warm-up line"
 _WARM_LINES: Final = 40
+_MAX_UNASSIGNED: Final = 64  # reaped spares kept for a late ``assigned`` (normally 0 or 1)
 
 
 @dataclass(slots=True)
@@ -69,7 +77,7 @@ class _Child:
 
 
 TEST_HOOKS_ENV: Final = "PDF_AIRLOCK_TEST_HOOKS"
-_SpareKey = tuple[Limits, frozenset[str], frozenset[str], bool]
+_SpareKey = tuple[int, Limits, frozenset[str], frozenset[str], bool]
 _KINDS: Final = frozenset(
     {
         "pdf_info",
@@ -141,18 +149,22 @@ class Zygote:
         self.kinds = kinds
         self.spare_count = spares
         self.warm_pdf = warm_pdf
-        self.spares: dict[int, _Spare] = {}  # idle spares by pid, oldest first
+        self.spares: set[int] = set()  # idle spares handed to the supervisor, by pid
         self.spare_key: _SpareKey | None = None
         self.spare_spec: dict[str, Any] = {}
+        self.generation = 0
         self.discarded: set[int] = set()  # killed spares not reaped yet
         self.spare_died = False  # an idle spare died on its own: no refill until the next job
+        self.unassigned: dict[int, tuple[int, dict[str, float]]] = {}  # reaped idle: status, usage
         self.children: dict[int, _Child] = {}
         self.by_job: dict[int, int] = {}
         self.selector = selectors.DefaultSelector()
         self.wake_read, self.wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.control.sendall(json.dumps(message, separators=(",", ":")).encode())
+    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        payload = json.dumps(message, separators=(",", ":")).encode()
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        self.control.sendmsg([payload], ancillary)
 
     def serve(self) -> None:
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -200,49 +212,63 @@ class Zygote:
                 os.close(fd)
             if message.get("op") == "job":
                 self.send({"op": "refused", "id": int(message.get("id", -1))})
+            elif message.get("op") == "assigned":
+                self.assign(int(message["id"]), int(message["pid"]), float(message["deadline_s"]))
             elif message.get("op") == "kill":
                 self.kill_job(int(message["id"]))
 
     def start_job(self, job: dict[str, Any], raw: bytes, input_fd: int, result_fd: int) -> None:
-        """Hand the job to an idle spare made for its limits and sandbox, or to a new one.
-        ``started`` goes out before the spare can see the job, so the supervisor always knows the
-        job ran somewhere if this zygote dies right after."""
+        """Run a job the supervisor had no spare for on a child forked now (its spares are all
+        with the supervisor). ``started`` goes out before the child can see the job, so the
+        supervisor always knows the job ran somewhere if this zygote dies right after."""
         self.use_spec(job)
         self.spare_died = False
         job_id = int(job["id"])
         fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [input_fd, result_fd]))]
         try:
-            spare = self.take_spare()
+            spare = self.fork_spare(warm=False)
             self.send({"op": "started", "id": job_id, "pid": spare.pid})
             try:
                 spare.sock.sendmsg([raw], fds)
-            except OSError:  # it died idle and is not reaped yet: fork one for this job
-                self.discard(spare)
-                spare = self.fork_spare(warm=False)
-                self.send({"op": "started", "id": job_id, "pid": spare.pid})
-                spare.sock.sendmsg([raw], fds)
+            except OSError:  # it died setting up its sandbox: its exit status is the job's report
+                self.kill_child(spare.pid)
         finally:
             os.close(input_fd)
             os.close(result_fd)
         spare.sock.close()  # the message stays queued for the spare; it reads it, then sees EOF
+        self.track(job_id, spare.pid, float(job["deadline_s"]))
+
+    def assign(self, job_id: int, pid: int, deadline_s: float) -> None:
+        """The supervisor sent an idle spare its job directly: take the child over."""
+        self.spare_died = False
+        if pid in self.spares:
+            self.spares.discard(pid)
+            self.send({"op": "started", "id": job_id, "pid": pid})
+            self.track(job_id, pid, deadline_s)
+        elif pid in self.unassigned:  # reaped already: it ran its job (or died) before this came
+            status, usage = self.unassigned.pop(pid)
+            self.send({"op": "started", "id": job_id, "pid": pid})
+            self.report_exit(_Child(job_id, pid, time.monotonic(), 0.0), status, usage)
+        else:
+            self.send({"op": "lost", "id": job_id})
+
+    def track(self, job_id: int, pid: int, deadline_s: float) -> None:
         started = time.monotonic()
-        self.children[spare.pid] = _Child(job_id, spare.pid, started, started + float(job["deadline_s"]))
-        self.by_job[job_id] = spare.pid
+        self.children[pid] = _Child(job_id, pid, started, started + deadline_s)
+        self.by_job[job_id] = pid
 
     def use_spec(self, job: dict[str, Any]) -> None:
-        """Spares are made for the last-seen limits and sandbox request; a change discards them."""
+        """Spares are made for the last-seen limits, sandbox request and generation; a change
+        kills the idle ones (the supervisor has already closed its ends)."""
         spec = {"limits": job["limits"], "sandbox": job.get("sandbox", {})}
         policy = SandboxPolicy.from_job(dict(spec["sandbox"]))
-        key = (Limits(**spec["limits"]), policy.require, policy.skip, policy.net_namespace)
+        generation = int(job.get("generation", 0))
+        key = (generation, Limits(**spec["limits"]), policy.require, policy.skip, policy.net_namespace)
         if key != self.spare_key:
-            for spare in list(self.spares.values()):
-                self.discard(spare)
-            self.spare_key, self.spare_spec = key, spec
-
-    def take_spare(self) -> _Spare:
-        if self.spares:
-            return self.spares.pop(next(iter(self.spares)))
-        return self.fork_spare(warm=False)
+            for pid in list(self.spares):
+                self.discard(pid)
+            self.unassigned.clear()  # no ``assigned`` can name a spare of an older spec now
+            self.spare_key, self.spare_spec, self.generation = key, spec, generation
 
     def fork_spare(self, *, warm: bool) -> _Spare:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -260,11 +286,10 @@ class Zygote:
         theirs.close()
         return _Spare(pid, ours)
 
-    def discard(self, spare: _Spare) -> None:
-        self.spares.pop(spare.pid, None)
-        spare.sock.close()
-        self.discarded.add(spare.pid)
-        self.kill_child(spare.pid)
+    def discard(self, pid: int) -> None:
+        self.spares.discard(pid)
+        self.discarded.add(pid)
+        self.kill_child(pid)
 
     def refill_spares(self) -> None:
         """Top the idle spares up to ``spare_count``. While a job runs and another spare is still
@@ -273,8 +298,17 @@ class Zygote:
         if (self.children and self.spares) or self.spare_died:
             return
         while self.spare_key is not None and len(self.spares) < self.spare_count:
-            spare = self.fork_spare(warm=self.warm_pdf is not None)
-            self.spares[spare.pid] = spare
+            self.hand_out(self.fork_spare(warm=self.warm_pdf is not None))
+
+    def hand_out(self, spare: _Spare) -> None:
+        """Pass the spare's socket to the supervisor and keep no copy: only the supervisor can
+        send it a job, and when the supervisor drops the socket the spare reads EOF."""
+        try:
+            message = {"op": "spare", "pid": spare.pid, "generation": self.generation}
+            self.send(message, [spare.sock.fileno()])
+        finally:
+            spare.sock.close()
+        self.spares.add(spare.pid)
 
     def kill_child(self, pid: int) -> None:
         """Kill the child's group; before its setsid() there is no such group, so kill the pid."""
@@ -306,33 +340,38 @@ class Zygote:
             if pid == 0:
                 return
             self.discarded.discard(pid)
-            idle = self.spares.pop(pid, None)
-            if idle is not None:  # died before it had a job (e.g. a required layer failed):
-                idle.sock.close()  # do not fork in a loop; the next job tries again
-                self.spare_died = True
-                continue
+            rusage = {"utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
             child = self.children.pop(pid, None)
-            if child is None:
+            if child is None and pid not in self.spares:
                 continue
             # The group may still hold grandchildren (it should not: NPROC 0, seccomp); clear it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            self.by_job.pop(child.job_id, None)
-            self.send(
-                {
-                    "op": "exit",
-                    "id": child.job_id,
-                    "status": status,
-                    "deadline_hit": child.deadline_hit,
-                    "killed": child.killed,
-                    "wall_ms": round((time.monotonic() - child.started) * 1000, 3),
-                    "rusage": {
-                        "utime": usage.ru_utime,
-                        "stime": usage.ru_stime,
-                        "maxrss_kb": usage.ru_maxrss,
-                    },
-                }
-            )
+            if child is not None:
+                self.by_job.pop(child.job_id, None)
+                self.report_exit(child, status, rusage)
+                continue
+            # An idle spare died (e.g. a required layer failed, or the supervisor dropped it):
+            # do not fork in a loop; the next job tries again. Or it ran a job whose
+            # ``assigned`` is still on its way: keep its status for that.
+            self.spares.discard(pid)
+            self.spare_died = True
+            self.unassigned[pid] = (status, rusage)
+            if len(self.unassigned) > _MAX_UNASSIGNED:
+                del self.unassigned[next(iter(self.unassigned))]
+
+    def report_exit(self, child: _Child, status: int, rusage: dict[str, float]) -> None:
+        self.send(
+            {
+                "op": "exit",
+                "id": child.job_id,
+                "status": status,
+                "deadline_hit": child.deadline_hit,
+                "killed": child.killed,
+                "wall_ms": round((time.monotonic() - child.started) * 1000, 3),
+                "rusage": rusage,
+            }
+        )
 
     def shutdown(self) -> None:
         for pid in [*self.children, *self.spares, *self.discarded]:
@@ -367,7 +406,8 @@ def main() -> None:
         "seccomp": probed["seccomp_unavailable"] or "available",
     }
     warm_ms = round((time.monotonic() - started) * 1000, 1)
-    zygote.send({"op": "ready", "pid": os.getpid(), "warm_ms": warm_ms, "layers": layers})
+    ready = {"op": "ready", "pid": os.getpid(), "warm_ms": warm_ms, "layers": layers, "kinds": sorted(kinds)}
+    zygote.send(ready)
     zygote.serve()
 
 

@@ -4,13 +4,22 @@ Input: untrusted bytes. The default engine is PDFium (fast, character-accurate);
 uses pdfminer.six's layout analysis for reading order across columns. The answer holds whole
 pages until the character budget runs out; the page that does not fit is cut and the position
 to continue from is returned, so the supervisor can hand out a cursor. Nothing is dropped.
+
+Streamed reads (job arg ``stream``, see ``worker.progress``) write a ``selection`` line
+(page_count, selected_pages) and then one ``page`` line per page as it is extracted, each with
+its ``position`` in the selection after ``start_index`` and the warnings it raised; their
+envelope carries no pages and no warnings (nothing is sent twice):
+
+- ``forward``: exactly the unstreamed read (``max_chars``, ``start_offset``, the cut page, ``next``).
+- ``backward``: whole pages from the last position down to position 1, ignoring ``max_chars``;
+  position 0 is always the forward stream's (it may start at ``start_offset``).
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 import pypdfium2 as pdfium
 
@@ -22,6 +31,7 @@ from worker.parsers.pages import pdfium_labels, select_pages
 __all__ = ["run"]
 
 MAX_WARNINGS = 100
+STREAMS: Final = ("forward", "backward")
 
 
 def _normalise(text: str) -> str:
@@ -80,39 +90,87 @@ def _layout_texts(data: bytes, password: str | None, indices: list[int]) -> Iter
         raise WorkerError("malformed", "pdfminer found fewer pages than PDFium")
 
 
+def _layout_each(data: bytes, password: str | None, indices: list[int]) -> Iterator[str]:
+    """One pdfminer pass per page, in the given order (the backward stream walks down)."""
+    for index in indices:
+        yield from _layout_texts(data, password, [index])
+
+
+def _stream_page(position: int, page: dict[str, Any], warnings: list[str]) -> None:
+    progress.emit("page", {"position": position, **page, "warnings": warnings[:MAX_WARNINGS]})
+
+
+def _forward(
+    todo: list[int], texts: Iterator[str], warnings: list[str], args: dict[str, Any], streamed: bool
+) -> tuple[list[dict[str, Any]], dict[str, int] | None]:
+    """Whole pages from the start of ``todo`` until ``max_chars`` is spent; the page that does not
+    fit is cut. Returns the pages (empty when streamed) and the position to continue from."""
+    start_index = int(args.get("start_index", 0))
+    budget = int(args["max_chars"])
+    pages: list[dict[str, Any]] = []
+    reported = 0
+    for position, (index, text) in enumerate(zip(todo, texts, strict=False)):
+        offset = int(args.get("start_offset", 0)) if position == 0 else 0
+        remaining = text[offset:]
+        page = {
+            "page": index + 1,
+            "text": remaining[:budget],
+            "offset": offset,
+            "complete": len(remaining) <= budget,
+        }
+        if streamed:
+            _stream_page(position, page, warnings[reported:])
+            reported = len(warnings)
+        else:
+            pages.append(page)
+        if len(remaining) > budget:
+            return pages, {"index": start_index + position, "offset": offset + budget}
+        progress.page_done(position + 1, len(todo))
+        budget -= len(remaining)
+        if budget == 0 and position + 1 < len(todo):
+            return pages, {"index": start_index + position + 1, "offset": 0}
+    return pages, None
+
+
+def _backward(todo: list[int], texts: Iterator[str], warnings: list[str]) -> None:
+    """Whole pages from the last position of ``todo`` down to position 1 (position 0 belongs to
+    the forward stream: it may start at an offset), each streamed as it is extracted."""
+    reported = 0
+    for position, index, text in zip(range(len(todo) - 1, 0, -1), todo[:0:-1], texts, strict=False):
+        _stream_page(
+            position, {"page": index + 1, "text": text, "offset": 0, "complete": True}, warnings[reported:]
+        )
+        reported = len(warnings)
+
+
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     password = args.get("password")
     engine = args.get("engine", "fast")
-    max_chars = int(args["max_chars"])
-    start_index = int(args.get("start_index", 0))
-    start_offset = int(args.get("start_offset", 0))
+    stream = args.get("stream")
+    if stream not in (None, *STREAMS):
+        raise WorkerError("invalid_arguments", "stream must be 'forward' or 'backward'")
 
     warnings: list[str] = []
     document = open_pdfium(data, password)
     try:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
-        todo = selection[start_index:]
-        layout = engine == "layout"
-        texts = _layout_texts(data, password, todo) if layout else _pdfium_texts(document, todo, warnings)
-        pages: list[dict[str, Any]] = []
-        budget = max_chars
-        next_position: dict[str, int] | None = None
-        for position, (index, text) in enumerate(zip(todo, texts, strict=False)):
-            offset = start_offset if position == 0 else 0
-            remaining = text[offset:]
-            if len(remaining) > budget:
-                pages.append(
-                    {"page": index + 1, "text": remaining[:budget], "offset": offset, "complete": False}
-                )
-                next_position = {"index": start_index + position, "offset": offset + budget}
-                break
-            pages.append({"page": index + 1, "text": remaining, "offset": offset, "complete": True})
-            progress.page_done(position + 1, len(todo))
-            budget -= len(remaining)
-            if budget == 0 and position + 1 < len(todo):
-                next_position = {"index": start_index + position + 1, "offset": 0}
-                break
+        todo = selection[int(args.get("start_index", 0)) :]
+        order = todo[:0:-1] if stream == "backward" else todo
+        if engine != "layout":
+            texts = _pdfium_texts(document, order, warnings)
+        elif stream == "backward":
+            texts = _layout_each(data, password, order)
+        else:
+            texts = _layout_texts(data, password, order)
+        if stream is not None:
+            progress.emit("selection", {"page_count": page_count, "selected_pages": len(selection)})
+        if stream == "backward":
+            _backward(todo, texts, warnings)
+            pages: list[dict[str, Any]] = []
+            next_position = None
+        else:
+            pages, next_position = _forward(todo, texts, warnings, args, streamed=stream == "forward")
     finally:
         document.close()
     return {
@@ -121,5 +179,5 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "selected_pages": len(selection),
         "pages": pages,
         "next": next_position,
-        "warnings": warnings[:MAX_WARNINGS],
+        "warnings": [] if stream else warnings[:MAX_WARNINGS],
     }

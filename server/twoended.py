@@ -1,0 +1,383 @@
+"""Reading one document from both ends at once: the "two-ended" ``pdf_read``.
+
+The supervisor never parses a PDF, so it does not know the page count before a job tells it.
+Instead of asking first (a ``page_count`` job, as ``server.split`` does), it runs two job
+children on the same arguments, each streaming every page it finishes as a line on its result
+pipe before its envelope (``worker.progress``, ``worker.parsers.read``):
+
+- the **forward** child is exactly the single-child read (``max_chars``, ``start_offset``, the
+  cut page, ``next``). It is authoritative: if it fails before the answer is complete, the
+  call fails with its error, as it would with one child.
+- the **backward** child walks the same selection from its last position down to position 1,
+  whole pages, ignoring ``max_chars``. It is started when the forward child's ``selection``
+  line says there are at least ``_MIN_BACKWARD_POSITIONS`` positions (a one-page document never
+  pays for it), and only if ``_room_for`` it: a worker slot free at that moment (it never
+  queues, so it never causes an ``overloaded``; with nothing queued at most ``workers - 1`` run)
+  and an idle spare that stays idle after it takes one. Its lines count only if its
+  ``selection`` line agrees with the forward child's; if it fails, it is ignored; it is
+  cancelled when, at the average page size so far, ``max_chars`` will run out well before the
+  two children meet.
+
+Pages are placed in position order from the start, from whichever child has them. As soon as
+the prefix reaches the end of the selection or spends ``max_chars`` (the page that does not
+fit is cut exactly as the child cuts it), the answer is built and both children are killed.
+It is the single child's answer, byte for byte: the same pages, offsets, flags, ``next``
+(hence cursor), counts, the warnings of the pages returned, the same text hygiene and its
+"removed N characters" warning, and the same ``output_limit`` error when the single envelope
+would be over ``max_result_bytes``. A forward child whose stream overflows the cap (its lines
+take a few bytes more than one envelope) is re-run as a single child, so that edge answers as
+before. Every line is untrusted: strict pydantic models, bounded ints, each child's positions in
+order, pages within the page count, offsets and ``complete`` as the protocol allows.
+
+Why the spare rule: each job takes one of the zygote's pre-forked spares, and the zygote refills
+at once when none is left idle. With as many cores as workers (the default), the two refills'
+forks and warm-up parses then run beside the two children and cost more than the second child
+saves. Measured on 2 cores, medians of 40, MCP end to end, whole text (``floor`` = in-process
+pypdfium2): with ``spares = workers`` and no such rule, text-10.pdf took 29.5 ms against 26.8 ms
+for one child (paper-14.pdf back to back: 38.6 against 32.1 ms). Hence the pool's default of
+``spares = workers + 1``, with which this path runs, measured:
+
+    ms (2 cores)             floor  one child  two-ended (workers 2, spares 3)
+    text-10   MCP stdio      18.0     28.2       23.8
+    paper-14  MCP stdio      24.6     37.8       29.4
+    text-10   App.call_tool  20.9     20.9       17.5
+    paper-14  App.call_tool  22.5     25.2       20.6
+
+Calls back to back leave the zygote no time to refill: the rule then falls back to one child.
+``server.split`` is used only from ``MIN_SPLIT_WORKERS`` (3) workers; see its docstring for the
+measurements behind that.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import anyio
+import structlog
+from pydantic import ValidationError
+
+from server.errors import ToolError
+from server.joboutput import ProgressFn
+from server.paths import Document
+from server.runner import JobRunner
+from server.sanitize import clean_text, removal_warnings
+from server.untrusted import PdfReadUntrusted, StreamedPage, StreamedSelection, StreamLine
+
+__all__ = ["MIN_TWO_ENDED_BYTES", "two_ended_read"]
+
+log = structlog.get_logger("pdf_airlock.twoended")
+
+MIN_TWO_ENDED_BYTES: Final = 8 * 1024
+_MAX_WARNINGS: Final = 100  # what the child keeps, and what PdfReadUntrusted admits
+# The envelope's own fields (ok, engine, counts, next, brackets) next to its pages' lines.
+_ENVELOPE_BYTES: Final = 512
+# Idle spares a backward child must leave behind: with none left, the zygote forks and warms up
+# replacements at once, beside the two running children, and on a machine with as many cores as
+# workers that costs more than the second child saves.
+_SPARES_KEPT_IDLE: Final = 1
+# Fewer positions than this are read by the forward child alone: a second child would start,
+# open the document and reach the one or two pages it could take about when the first does.
+_MIN_BACKWARD_POSITIONS: Final = 3
+# The backward child is cancelled when the forward one should spend max_chars this many pages
+# before the two would meet (an estimate: page sizes vary).
+_USELESS_MARGIN_PAGES: Final = 2
+
+Direction = Literal["forward", "backward"]
+
+
+@dataclass(slots=True)
+class _Stream:
+    """What one child has streamed so far: its pages by position, each with its line's size."""
+
+    direction: Direction
+    selection: StreamedSelection | None = None
+    pages: dict[int, tuple[StreamedPage, int]] = field(default_factory=dict)
+    chars: int = 0
+    expected: int = 0  # the only position this child may send next
+    rejected: bool = False  # broke the protocol: its later lines are ignored
+    ended: bool = False
+    error: ToolError | None = None
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+
+
+class _TwoEnded:
+    """The merge: positions placed in order from 0 until the selection or the budget ends."""
+
+    def __init__(self, job_args: dict[str, Any]) -> None:
+        self.args = job_args
+        self.start_index = int(job_args.get("start_index", 0))
+        self.start_offset = int(job_args.get("start_offset", 0))
+        self.remaining = int(job_args["max_chars"])
+        self.forward = _Stream("forward")
+        self.backward = _Stream("backward")
+        self.changed = anyio.Event()
+        self.placed = 0  # positions placed so far (the prefix)
+        self.pages: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
+        self.line_bytes = 0
+        self.next: dict[str, int] | None = None
+        self.done = False
+        self.reported = 0
+        self.backward_started = False
+        self.from_backward = 0  # pages of the answer the backward child read
+
+    # -- the children's jobs --------------------------------------------------------------
+
+    async def run(self, runner: JobRunner, document: Document, stream: _Stream) -> None:
+        args = self.args | {"stream": stream.direction}
+        with stream.scope:
+            try:
+                # Checked atomically with the job's admission: nothing awaits between this check
+                # and the pool's count of admitted jobs.
+                if stream.direction == "backward" and not _room_for(runner, 1):
+                    return
+                await runner.run_job(
+                    "pdf_read",
+                    args,
+                    document,
+                    PdfReadUntrusted,
+                    report=False,
+                    on_line=lambda line: self.on_line(stream, line),
+                )
+            except ToolError as error:
+                stream.error = error
+            finally:
+                stream.ended = True
+                self.changed.set()
+
+    # -- lines ----------------------------------------------------------------------------
+
+    def on_line(self, stream: _Stream, untrusted_line: bytes) -> None:
+        if stream.rejected or self.done:
+            return
+        try:
+            line = StreamLine.model_validate(json.loads(untrusted_line))
+        except (ValueError, ValidationError):  # JSON and UTF-8 errors are ValueErrors too
+            self._reject(stream, "unreadable line")
+            return
+        if (line.selection is None) == (line.page is None):
+            self._reject(stream, "a line must hold one selection or one page")
+        elif line.selection is not None:
+            self._on_selection(stream, line.selection)
+        elif line.page is not None:
+            self._on_page(stream, line.page, len(untrusted_line))
+        self._place()
+        self.changed.set()
+
+    def _on_selection(self, stream: _Stream, selection: StreamedSelection) -> None:
+        if stream.selection is not None:
+            self._reject(stream, "a second selection line")
+            return
+        stream.selection = selection
+        stream.expected = 0 if stream.direction == "forward" else self._todo(selection) - 1
+        both = self.forward.selection is not None and self.backward.selection is not None
+        if both and self.forward.selection != self.backward.selection and not self.backward.rejected:
+            self._reject(self.backward, "its selection differs from the forward child's")
+
+    def _on_page(self, stream: _Stream, page: StreamedPage, size: int) -> None:
+        selection = stream.selection
+        if selection is None or page.position != stream.expected or page.page > selection.page_count:
+            self._reject(stream, "a page out of order or out of range")
+            return
+        if stream.direction == "forward":
+            offset = self.start_offset if page.position == 0 else 0
+            valid = page.offset == offset and page.position < self._todo(selection)
+        else:
+            valid = page.position >= 1 and page.offset == 0 and page.complete
+        if not valid:
+            self._reject(stream, "a page the protocol does not allow")
+            return
+        stream.pages[page.position] = (page, size)
+        stream.chars += len(page.text)
+        stream.expected += 1 if stream.direction == "forward" else -1
+
+    def _reject(self, stream: _Stream, reason: str) -> None:
+        log.warning("stream_line_rejected", direction=stream.direction, reason=reason)
+        stream.rejected = True
+        if stream.direction == "backward":
+            stream.pages.clear()
+
+    def _backward_agrees(self) -> bool:
+        return not self.backward.rejected and self.backward.selection == self.forward.selection
+
+    def _todo(self, selection: StreamedSelection) -> int:
+        """Positions to read: the selection after ``start_index``."""
+        return max(0, selection.selected_pages - self.start_index)
+
+    # -- the merge ------------------------------------------------------------------------
+
+    @property
+    def todo(self) -> int:
+        return 0 if self.forward.selection is None else self._todo(self.forward.selection)
+
+    def _place(self) -> None:
+        if self.forward.selection is None:
+            return
+        back = self.backward.pages if self._backward_agrees() else {}
+        while not self.done:
+            if self.placed >= self.todo:
+                self.done = True
+                break
+            found = self.forward.pages.get(self.placed)
+            if found is None:
+                found = back.get(self.placed)
+                if found is None:
+                    break
+                self.from_backward += 1
+            self._place_page(*found)
+
+    def _place_page(self, page: StreamedPage, size: int) -> None:
+        """Exactly the child's rule: whole pages while they fit; the page that does not is cut."""
+        index = self.start_index + self.placed
+        text = page.text
+        self.line_bytes += size
+        self.warnings += page.warnings
+        if len(text) > self.remaining or (not page.complete and len(text) == self.remaining):
+            self._take(page, text[: self.remaining], complete=False)
+            self.next = {"index": index, "offset": page.offset + self.remaining}
+            self.done = True
+            return
+        self._take(page, text, complete=page.complete)
+        self.remaining -= len(text)
+        self.placed += 1
+        if not page.complete:
+            self.next = {"index": index, "offset": page.offset + len(text)}
+            self.done = True
+        elif self.remaining == 0 and self.placed < self.todo:
+            self.next = {"index": index + 1, "offset": 0}
+            self.done = True
+
+    def _take(self, page: StreamedPage, text: str, *, complete: bool) -> None:
+        self.pages.append({"page": page.page, "text": text, "offset": page.offset, "complete": complete})
+
+    def backward_useless(self) -> bool:
+        """True when, at the average page size so far, the forward child will spend max_chars
+        well before the two children would meet: the backward pages would all be cut off."""
+        ahead, behind = len(self.forward.pages), len(self.backward.pages)
+        chars = self.forward.chars + self.backward.chars
+        if not (ahead and behind and chars) or not self._backward_agrees():
+            return False
+        needed = math.ceil(self.remaining / (chars / (ahead + behind)))
+        gap = self.todo - behind - self.placed
+        return 2 * needed + _USELESS_MARGIN_PAGES < gap
+
+    # -- waiting, progress, the answer ----------------------------------------------------
+
+    async def wait(self, progress: ProgressFn | None, start_backward: Callable[[], object]) -> None:
+        """Until the answer is complete or the forward child has ended. The backward child is
+        started once the forward one has said how many positions there are, if enough."""
+        while not (self.done or self.forward.ended):
+            await self._report(progress)
+            if self.done or self.forward.ended:
+                break
+            if not self.backward_started and self.forward.selection is not None:
+                self.backward_started = True
+                if self.todo >= _MIN_BACKWARD_POSITIONS:
+                    start_backward()
+            elif self.backward_started and not self.backward.ended and self.backward_useless():
+                log.debug("backward_read_cancelled", placed=self.placed, todo=self.todo)
+                self.backward.scope.cancel()
+            self.changed = anyio.Event()
+            await self.changed.wait()
+        if self.done:
+            await self._report(progress)
+
+    def covered(self) -> int:
+        """Positions either child has read (each child's are contiguous from its end)."""
+        behind = len(self.backward.pages) if self._backward_agrees() else 0
+        return min(self.todo, len(self.forward.pages) + behind)
+
+    async def _report(self, progress: ProgressFn | None) -> None:
+        while progress is not None and self.reported < self.covered():
+            self.reported += 1
+            await progress(self.reported, self.todo)
+
+    def answer(self, max_result_bytes: int) -> tuple[PdfReadUntrusted, list[str]]:
+        selection = self.forward.selection
+        assert selection is not None and self.done
+        kept = self.warnings[:_MAX_WARNINGS]
+        raw = {
+            "engine": str(self.args.get("engine", "fast")),
+            "page_count": selection.page_count,
+            "selected_pages": selection.selected_pages,
+            "pages": self.pages,
+            "next": self.next,
+            "warnings": kept,
+        }
+        if self.line_bytes + _ENVELOPE_BYTES > max_result_bytes:
+            _check_envelope_size(raw, max_result_bytes)
+        removed = 0
+        pages = []
+        for page in self.pages:
+            text, count = clean_text(page["text"])
+            pages.append(page | {"text": text})
+            removed += count
+        warnings = []
+        for warning in kept:
+            text, count = clean_text(warning)
+            warnings.append(text)
+            removed += count
+        try:
+            result = PdfReadUntrusted.model_validate(raw | {"pages": pages, "warnings": warnings})
+        except ValidationError as exc:
+            log.error("invalid_job_result", kind="pdf_read", errors=exc.error_count())
+            raise ToolError("crashed", "the job child returned a result that failed validation") from exc
+        return result, removal_warnings(removed)
+
+
+def _room_for(runner: JobRunner, jobs: int) -> bool:
+    """A worker slot free now for each job (an optional job never queues), and an idle spare
+    for each that leaves one more idle (see the module docstring)."""
+    return runner.free_workers() >= jobs and runner.idle_spares() >= jobs + _SPARES_KEPT_IDLE
+
+
+def _check_envelope_size(raw: dict[str, Any], max_result_bytes: int) -> None:
+    """The single child refuses an envelope over the cap (``worker.child._encode``); so does the
+    merged answer, with the same error, measured on the same encoding."""
+    payload = json.dumps(
+        {"ok": True, "result": raw}, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    )
+    size = len(payload.encode("utf-8", errors="replace"))
+    if size > max_result_bytes:
+        raise ToolError(
+            "output_limit",
+            f"the result is {size} bytes, over the {max_result_bytes}-byte cap; select fewer pages",
+            {"result_bytes": size, "max_result_bytes": max_result_bytes},
+        )
+
+
+async def two_ended_read(
+    runner: JobRunner, job_args: dict[str, Any], document: Document
+) -> tuple[PdfReadUntrusted, list[str]] | None:
+    """The answer read from both ends, or None when this read should take the single child."""
+    if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES or not _room_for(runner, 2):
+        return None
+    read = _TwoEnded(job_args)
+    progress = runner.progress()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read.run, runner, document, read.forward)
+        await read.wait(progress, lambda: tg.start_soon(read.run, runner, document, read.backward))
+        tg.cancel_scope.cancel()
+    if read.done:
+        log.debug(
+            "two_ended_read",
+            positions=read.todo,
+            answered=len(read.pages),
+            from_backward=read.from_backward,
+            backward_started=read.backward_started,
+        )
+        return read.answer(runner.max_result_bytes)
+    error = read.forward.error
+    if error is not None and error.code == "output_limit":
+        # Streamed lines take a few bytes more than the single envelope: only the single child
+        # can tell whether its own answer fits. Progress already sent must not start over.
+        return await runner.run_job(
+            "pdf_read", job_args, document, PdfReadUntrusted, report=read.reported == 0
+        )
+    if error is not None:
+        raise error
+    raise ToolError("crashed", "the reading job child ended before it had streamed every page")

@@ -1,0 +1,151 @@
+"""The direct ``tools/call`` route (server.fastcall) answers byte for byte as the SDK does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from conftest import PROJECT, server_command
+
+from server.fastcall import FAST_CALLS_ENV
+from server.handshake import HANDSHAKE_VERSIONS
+
+CALLS: list[dict[str, Any]] = [
+    {"name": "pdf_info", "arguments": {"path": "hello.pdf"}},
+    {"name": "pdf_read", "arguments": {"path": "hello.pdf", "pages": "2"}},
+    {"name": "pdf_read", "arguments": {"path": "long.pdf", "max_chars": 700}},
+    {"name": "pdf_search", "arguments": {"path": "hello.pdf", "query": "page"}},
+    {"name": "pdf_render", "arguments": {"path": "hello.pdf", "page": 1, "dpi": 20}},
+    {"name": "pdf_outline", "arguments": {"path": "hello.pdf"}},
+    {"name": "pdf_read", "arguments": {"path": "missing.pdf"}},  # a tool error: isError
+    {"name": "pdf_read", "arguments": {"path": "hello.pdf", "max_chars": "lots"}},  # invalid arguments
+    {"name": "pdf_read", "arguments": {"path": "not-a-pdf.pdf"}},  # a hostile file's typed error
+    {"name": "pdf_read"},  # no arguments at all
+    {"name": "no_such_tool", "arguments": {}},  # -32602 from the SDK on both routes
+    {"name": "pdf_read", "arguments": {"path": "hello.pdf"}, "extra": 1},  # unusual: the SDK's
+    {"name": "pdf_read", "arguments": {"path": "hello.pdf"}, "_meta": {"progressToken": "p-1"}},
+    {"name": "pdf_read", "arguments": {"path": "long.pdf"}, "_meta": {"progressToken": 7}},
+]
+DIRECT = 12  # the calls above the route takes: all but the unknown tool and the extra param
+
+
+class Pipe:
+    """A raw JSON-RPC pipe to a real server with the direct route on or off."""
+
+    def __init__(self, root: Path, direct: bool) -> None:
+        env = {**os.environ, FAST_CALLS_ENV: "1" if direct else "0"}
+        self.proc = subprocess.Popen(
+            server_command(root, "--log-level", "debug", "--cache-mb", "0"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=PROJECT,
+            env=env,
+        )
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def until_answer(self, request_id: int) -> list[bytes]:
+        """Every frame up to and including the answer to ``request_id`` (progress first)."""
+        assert self.proc.stdout is not None
+        frames = []
+        while True:
+            frames.append(self.proc.stdout.readline())
+            assert frames[-1], "the server closed stdout"
+            if json.loads(frames[-1]).get("id") == request_id:
+                return frames
+
+    def close(self) -> list[dict[str, Any]]:
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=30) == 0
+        return [json.loads(line) for line in self.proc.stderr.read().splitlines() if line.startswith(b"{")]
+
+
+def session(root: Path, direct: bool, version: str) -> tuple[list[list[bytes]], list[dict[str, Any]]]:
+    pipe = Pipe(root, direct)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    pipe.send(initialize)
+    pipe.until_answer(1)
+    pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    answers = []
+    for number, params in enumerate(CALLS, start=2):
+        pipe.send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+        answers.append(pipe.until_answer(number))
+    return answers, pipe.close()
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+def test_direct_route_answers_exactly_as_the_sdk(docs: Path, version: str) -> None:
+    direct, direct_events = session(docs, True, version)
+    sdk, sdk_events = session(docs, False, version)
+    for params, ours, theirs in zip(CALLS, direct, sdk, strict=True):
+        assert ours == theirs, params
+    routed = [event for event in direct_events if event.get("event") == "tool_call_direct"]
+    assert len(routed) == DIRECT
+    assert not [event for event in sdk_events if event.get("event") == "tool_call_direct"]
+    # The answers are what they should be, not merely equal.
+    answers = [json.loads(frames[-1]) for frames in direct]
+    assert answers[1]["result"]["structuredContent"]["pages"][0]["text"].startswith("Page two")
+    assert answers[6]["result"]["structuredContent"]["error"]["code"] == "not_found"
+    assert answers[7]["result"]["structuredContent"]["error"]["code"] == "invalid_arguments"
+    assert answers[8]["result"]["structuredContent"]["error"]["code"] == "not_a_pdf"
+    assert answers[10]["error"]["code"] == -32602
+    progress = [json.loads(frame) for frame in direct[-1][:-1]]
+    assert [p["params"]["progress"] for p in progress] == list(range(1, 21))
+    assert {p["params"]["progressToken"] for p in progress} == {7}
+    assert answers[0]["result"]["structuredContent"]["page_count"] == 3
+
+
+def plain(**params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "pdf_read", **params}}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        plain(arguments={"path": "a.pdf"}, extra=1),
+        plain(arguments=[1]),
+        plain(_meta={"progressToken": True}),
+        plain(_meta={"progressToken": 1, "other": 2}),
+        plain(_meta=None),
+        {**plain(), "id": True},
+        {**plain(), "id": "\u00e9"},
+        {**plain(), "id": None},
+        {**plain(), "jsonrpc": "1.0"},
+        {**plain(), "method": "tools/list"},
+        {**plain(), "params": {"name": "no_such_tool"}},
+        {**plain(), "params": None},
+    ],
+)
+def test_unusual_calls_are_left_to_the_sdk(message: dict[str, Any]) -> None:
+    from server.fastcall import FastCalls
+
+    route = FastCalls(cast(Any, None), frozenset({"pdf_read"}))
+    assert route.route(message, "2025-11-25") is None
+
+
+def test_plain_calls_take_the_route_only_on_a_handshake_era_session() -> None:
+    from server.fastcall import FastCalls
+
+    route = FastCalls(cast(Any, None), frozenset({"pdf_read"}))
+    call = route.route(plain(arguments={"path": "a.pdf"}, _meta={"progressToken": "t"}), "2025-06-18")
+    assert call is not None and call.request_id == 5 and call.progress_token == "t"
+    assert route.route(plain(), "2026-07-28") is None
+    assert route.route(plain(), None) is None  # the SDK answered initialize, or none was seen

@@ -1,0 +1,342 @@
+"""Two-ended reads: the merged answer is byte for byte the single child's, cursor included.
+
+The comparisons run two application cores side by side on real pools (real zygotes, real
+sandboxed children, real generated PDFs): two workers with one spare more than workers, which
+is what the two-ended path needs (``server.twoended``), against one worker (always one child).
+The stdio tests drive the real server as shipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pdfs
+import pytest
+import structlog
+from conftest import connect
+
+from server.app import App
+from server.config import Settings
+from server.joboutput import LineSink, ProgressLines
+from server.pool import Pool
+from server.twoended import MIN_TWO_ENDED_BYTES, _TwoEnded, two_ended_read
+from server.untrusted import PdfReadUntrusted
+
+pytestmark = pytest.mark.anyio
+
+PAGES = pdfs.prose_pages(16)
+UNREADABLE = 6  # 0-based page PDFium cannot load in unreadable.pdf
+COMBOS: list[tuple[int, str | None]] = [
+    (2_000_000, None),
+    (1000, None),
+    (2500, "3-14"),
+    (700, "2,9,4-6,16"),
+    (3000, "12-"),
+    (1178, None),  # exactly the first page: the budget ends on a page boundary
+]
+SMALL_COMBOS: list[tuple[int, str | None]] = [(2_000_000, None), (1000, None), (300, "3,1-2"), (500, "2-")]
+LABEL_COMBOS: list[tuple[int, str | None]] = [(900, "ii-5"), (2_000_000, "i,3-4,ii"), (1500, "1-")]
+SPARES_SETTLE_S = 10.0
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("twoended")
+    pdfs.write(folder / "prose.pdf", pdfs.text_pdf(PAGES))
+    pdfs.write(folder / "labelled.pdf", pdfs.labelled_pdf(PAGES))
+    pdfs.write(folder / "unreadable.pdf", pdfs.unreadable_page_pdf(PAGES, UNREADABLE))
+    pdfs.write(folder / "controls.pdf", pdfs.control_chars_pdf(PAGES))
+    pdfs.write(folder / "small.pdf", pdfs.text_pdf(PAGES[:3]))
+    pdfs.write(folder / "heavy.pdf", pdfs.heavy_first_page_pdf(PAGES[:12]))
+    for name in ("prose.pdf", "labelled.pdf", "unreadable.pdf", "controls.pdf"):
+        assert (folder / name).stat().st_size >= MIN_TWO_ENDED_BYTES, name
+    assert (folder / "small.pdf").stat().st_size < MIN_TWO_ENDED_BYTES
+    return folder
+
+
+@asynccontextmanager
+async def apps(root: Path, queue_depth: int = 8, **settings: Any) -> AsyncIterator[tuple[App, App]]:
+    """(two workers + 3 spares, one worker): the two-ended path and the single child."""
+    async with Pool(2, queue_depth, 60, 1, spares=3) as two, Pool(1, 8, 60, 1) as one:
+        yield (
+            App(Settings(roots=(root,), workers=2, queue_depth=queue_depth, cache_bytes=0, **settings), two),
+            App(Settings(roots=(root,), workers=1, cache_bytes=0, **settings), one),
+        )
+
+
+async def settled(app: App, spares: int = 3) -> App:
+    """Once the zygote has refilled its spares (after a call it forks replacements)."""
+    with anyio.fail_after(SPARES_SETTLE_S):
+        while app.idle_spares() < spares:
+            await anyio.sleep(0.005)
+    return app
+
+
+async def read_all(app: App, name: str, max_chars: int, pages: str | None, **extra: Any) -> list[Any]:
+    """Every answer, cursor followed to the end (or to an error), exactly as a client gets it."""
+    answers: list[Any] = []
+    cursor = None
+    while True:
+        args: dict[str, Any] = {"path": name, "max_chars": max_chars, **extra}
+        if pages:
+            args["pages"] = pages
+        if cursor:
+            args["cursor"] = cursor
+        if app.workers > 1:
+            await settled(app)
+        result = await app.call_tool("pdf_read", args)
+        answers.append(result.model_dump(mode="json"))
+        cursor = None if result.is_error else result.structured_content["cursor"]
+        if cursor is None:
+            return answers
+
+
+async def compare(
+    two: App, one: App, name: str, combos: list[tuple[int, str | None]], **extra: Any
+) -> tuple[list[str], int]:
+    """Compares every answer; returns the error codes met (errors must match too) and how many
+    calls took the two-ended path."""
+    codes = []
+    with structlog.testing.capture_logs() as logs:
+        for max_chars, pages in combos:
+            await two.call_tool("pdf_info", {"path": name})  # the first job of a spec makes spares
+            merged = await read_all(two, name, max_chars, pages, **extra)
+            single = await read_all(one, name, max_chars, pages, **extra)
+            assert merged == single, (name, max_chars, pages)
+            codes += [
+                answer["structured_content"]["error"]["code"] for answer in merged if answer["is_error"]
+            ]
+    return codes, sum(1 for log in logs if log["event"] == "two_ended_read")
+
+
+@pytest.mark.parametrize("name", ["prose.pdf", "unreadable.pdf", "controls.pdf", "small.pdf"])
+async def test_merged_answer_is_the_single_childs(root: Path, name: str) -> None:
+    async with apps(root) as (two, one):
+        codes, two_ended = await compare(two, one, name, SMALL_COMBOS if name == "small.pdf" else COMBOS)
+        [whole] = await read_all(two, name, 2_000_000, None)
+    # unreadable.pdf: PDFium counts 15 pages (the broken kid is not counted), so "16" is out of range
+    assert codes == (["page_out_of_range"] if name == "unreadable.pdf" else [])
+    assert two_ended == 0 if name == "small.pdf" else two_ended >= 10
+    text = "".join(page["text"] for page in whole["structured_content"]["pages"])
+    warnings = whole["structured_content"]["warnings"]
+    if name == "unreadable.pdf":
+        assert warnings == [f"page {UNREADABLE + 1} could not be loaded by PDFium; its text is empty"]
+    elif name == "controls.pdf":
+        assert warnings == ["removed 24 control/invisible character(s) from the text"]
+        assert "\u202e" not in text and "\x07" not in text and "xy" in text
+    else:
+        assert warnings == []
+        assert text.count("end ") == (15 if name == "prose.pdf" else 3)  # page 4 is empty
+
+
+async def test_label_and_list_selections(root: Path) -> None:
+    async with apps(root) as (two, one):
+        codes, two_ended = await compare(two, one, "labelled.pdf", [*LABEL_COMBOS, COMBOS[3]])
+        [first] = await read_all(two, "labelled.pdf", 2_000_000, "ii-5")
+    assert codes == [] and two_ended >= 4
+    assert [page["page"] for page in first["structured_content"]["pages"]] == [2, 3, 4, 5, 6, 7]
+
+
+async def test_layout_engine(root: Path) -> None:
+    async with apps(root) as (two, one):
+        codes, two_ended = await compare(
+            two, one, "prose.pdf", [(2_000_000, None), (1500, "2-9")], engine="layout"
+        )
+    assert codes == [] and two_ended >= 2
+
+
+async def test_result_cap_is_judged_on_the_whole_answer(root: Path) -> None:
+    """Over the cap, the merged answer fails exactly as one child's envelope does, even where
+    each child's stream alone fits; under it, both answer."""
+    async with apps(root, max_result_bytes=8000) as (two, one):
+        codes, two_ended = await compare(two, one, "prose.pdf", [(2_000_000, None), (6000, None)])
+    assert codes == ["output_limit"] and two_ended >= 2
+
+
+async def test_progress_is_monotonic_and_reaches_the_selection(root: Path) -> None:
+    updates: list[tuple[int, int]] = []
+
+    async def on_progress(done: int, total: int) -> None:
+        updates.append((done, total))
+
+    async with apps(root) as (two, _):
+        await two.call_tool("pdf_info", {"path": "prose.pdf"})
+        with structlog.testing.capture_logs() as logs:
+            for _ in range(3):
+                updates.clear()
+                result = await (await settled(two)).call_tool(
+                    "pdf_read", {"path": "prose.pdf"}, progress=on_progress
+                )
+                assert result.is_error is False
+                assert updates == [(n, 16) for n in range(1, 17)]
+            updates.clear()
+            args = {"path": "prose.pdf", "max_chars": 3000}
+            cut = await (await settled(two)).call_tool("pdf_read", args, progress=on_progress)
+    assert sum(1 for log in logs if log["event"] == "two_ended_read") == 4
+    assert cut.is_error is False and cut.structured_content["cursor"] is not None
+    done = [progress for progress, _ in updates]
+    assert done == sorted(set(done)) and all(total == 16 for _, total in updates)
+
+
+async def test_concurrent_reads_never_overload(root: Path) -> None:
+    """8 calls on 2 workers with room for 9: a backward child is only started on a free slot
+    (at most workers - 1 of them while nothing queues), so none of the 8 is refused."""
+    names = ["prose.pdf", "labelled.pdf", "controls.pdf", "unreadable.pdf"] * 2
+    async with apps(root, queue_depth=7) as (two, one):
+        expected = [(await one.call_tool("pdf_read", {"path": name})).model_dump() for name in names]
+        await two.call_tool("pdf_info", {"path": "prose.pdf"})
+        results: dict[int, Any] = {}
+        for _ in range(3):
+            results.clear()
+            await settled(two)
+            async with anyio.create_task_group() as tg:
+                for number, name in enumerate(names):
+
+                    async def call(number: int = number, name: str = name) -> None:
+                        results[number] = (await two.call_tool("pdf_read", {"path": name})).model_dump()
+
+                    tg.start_soon(call)
+            assert [results[number] for number in range(len(names))] == expected
+
+
+async def test_backward_child_supplies_the_pages_after_a_slow_first_one(root: Path) -> None:
+    """Page 1 takes PDFium tens of milliseconds, pages 2-13 about one each: the backward child
+    reads pages 13 down to 2 before the forward child is done with page 1, and the answer (the
+    same as one job's) takes them from it."""
+    args = {"pages": None, "password": None, "engine": "fast", "max_chars": 2_000_000}
+    async with apps(root) as (two, _):
+        await two.call_tool("pdf_info", {"path": "heavy.pdf"})
+        document = two.policy.open_path("heavy.pdf")
+        try:
+            with structlog.testing.capture_logs() as logs:
+                merged = await two_ended_read(await settled(two), args, document)
+            single = await two.run_job("pdf_read", args, document, PdfReadUntrusted)
+        finally:
+            document.close()
+    assert merged == single
+    [event] = [log for log in logs if log["event"] == "two_ended_read"]
+    assert event["positions"] == event["answered"] == 13
+    assert event["backward_started"] and event["from_backward"] >= 6, event
+
+
+async def test_backward_stream_lines(root: Path) -> None:
+    """The backward child streams whole pages from the last position down to position 1."""
+    args = {"max_chars": 100, "start_index": 1, "stream": "backward"}
+    async with apps(root) as (two, _):
+        document = two.policy.open_path("prose.pdf")
+        lines: list[bytes] = []
+        try:
+            streamed, _ = await two.run_job(
+                "pdf_read", args, document, PdfReadUntrusted, on_line=lines.append
+            )
+        finally:
+            document.close()
+    assert streamed.pages == [] and streamed.warnings == [] and streamed.next is None
+    decoded = [json.loads(line) for line in lines]
+    assert decoded[0] == {"selection": {"page_count": 16, "selected_pages": 16}}
+    assert [line["page"]["position"] for line in decoded[1:]] == list(range(14, 0, -1))
+    assert [line["page"]["page"] for line in decoded[1:]] == list(range(16, 2, -1))
+    assert all(line["page"]["complete"] and line["page"]["offset"] == 0 for line in decoded[1:])
+    assert len(decoded[1]["page"]["text"]) == len(PAGES[15])  # whole pages: max_chars is ignored
+
+
+async def test_default_server_over_stdio(root: Path) -> None:
+    """The shipped server, two workers against one, over real stdio: the same answers, and 8
+    concurrent multi-page reads on 2 workers with room for 9 are never refused."""
+    async with (
+        connect(root, "--workers", "2", "--queue-depth", "7", "--cache-mb", "0") as two,
+        connect(root, "--workers", "1", "--cache-mb", "0") as one,
+    ):
+        for max_chars, pages in COMBOS[:3]:
+            args = {"path": "controls.pdf", "max_chars": max_chars, **({"pages": pages} if pages else {})}
+            merged, single = await two.call_tool("pdf_read", args), await one.call_tool("pdf_read", args)
+            assert merged.model_dump() == single.model_dump()
+        results: list[Any] = []
+        async with anyio.create_task_group() as tg:
+            for name in ["prose.pdf", "labelled.pdf", "controls.pdf", "unreadable.pdf"] * 2:
+
+                async def call(name: str = name) -> None:
+                    results.append(await two.call_tool("pdf_read", {"path": name}))
+
+                tg.start_soon(call)
+    assert [result.is_error for result in results] == [False] * 8
+
+
+async def test_line_parser_at_every_chunk_boundary() -> None:
+    """Progress, selection and page lines come out whole however the pipe cuts them; the
+    envelope stays in the buffer; a line parser without a LineSink stops at the first page."""
+    lines = [
+        b'{"progress":1,"total":2}',
+        b'{"selection":{"page_count":2,"selected_pages":2}}',
+        b'{"page":{"position":0,"text":"a\\nb' + b"x" * 300 + b'"}}',
+        b'{"progress":2,"total":2}',
+    ]
+    envelope = b'{"ok":true,"result":{}}'
+    stream = b"".join(line + b"\n" for line in lines) + envelope
+    for cut in range(1, len(stream)):
+        seen: list[bytes] = []
+        progress: list[tuple[int, int]] = []
+
+        async def on_progress(done: int, total: int, log: list[tuple[int, int]] = progress) -> None:
+            log.append((done, total))
+
+        parser = ProgressLines(LineSink(seen.append, on_progress))
+        buffer = bytearray()
+        for chunk in (stream[:cut], stream[cut:]):
+            buffer += chunk
+            await parser.consume(buffer)
+        assert (seen, progress, bytes(buffer)) == ([lines[1], lines[2]], [(1, 2), (2, 2)], envelope), cut
+    plain = ProgressLines(None)
+    buffer = bytearray(stream)
+    await plain.consume(buffer)
+    assert bytes(buffer).startswith(b'{"selection"') and not plain.active
+
+
+def _line(kind: str, **value: Any) -> bytes:
+    return json.dumps({kind: value}).encode()
+
+
+def _page(position: int, text: str, **extra: Any) -> bytes:
+    fields = {"position": position, "page": position + 1, "text": text, "offset": 0, "complete": True}
+    return _line("page", **(fields | {"warnings": []} | extra))
+
+
+async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> None:
+    """Backward lines that break the protocol or disagree on the selection are ignored."""
+    args = {"max_chars": 100, "start_index": 0, "start_offset": 0, "engine": "fast"}
+    read = _TwoEnded(args)
+    forward, backward = read.forward, read.backward
+    read.on_line(backward, _line("selection", page_count=5, selected_pages=4))  # disagrees
+    read.on_line(backward, _page(3, "x" * 10))
+    assert not backward.rejected and backward.pages
+    read.on_line(forward, _line("selection", page_count=4, selected_pages=4))
+    assert backward.rejected and not backward.pages
+    read.on_line(forward, _page(0, "first"))
+    read.on_line(forward, b'{"page": {"position": 1, "page": 2, "text": "a", "offset": 0}}')  # no keys
+    assert forward.rejected and read.placed == 1 and not read.done
+
+    read = _TwoEnded(args)
+    forward, backward = read.forward, read.backward
+    for stream in (forward, backward):
+        read.on_line(stream, _line("selection", page_count=4, selected_pages=4))
+    read.on_line(backward, _page(3, "last"))
+    read.on_line(backward, _page(1, "skipped 2"))  # out of order: rejected, pages so far dropped
+    assert backward.rejected and not backward.pages
+    read.on_line(forward, _page(0, "one", offset=7))  # offset the protocol does not allow
+    assert forward.rejected and read.placed == 0
+
+    read = _TwoEnded(args | {"max_chars": 12})
+    forward, backward = read.forward, read.backward
+    for stream in (forward, backward):
+        read.on_line(stream, _line("selection", page_count=4, selected_pages=4))
+    read.on_line(backward, _page(3, "dddd"))
+    read.on_line(backward, _page(2, "cccc"))
+    read.on_line(backward, _page(1, "bbbbbbbbbb"))
+    read.on_line(forward, _page(0, "aaaa"))
+    assert read.done and read.next == {"index": 1, "offset": 8}
+    assert read.pages[-1] == {"page": 2, "text": "bbbbbbbb", "offset": 0, "complete": False}
