@@ -83,7 +83,8 @@ _SPARES_KEPT_IDLE: Final = 1
 # open the document and reach the one or two pages it could take about when the first does.
 _MIN_BACKWARD_POSITIONS: Final = 3
 # The backward child is cancelled when the forward one should spend max_chars this many pages
-# before the two would meet (an estimate: page sizes vary).
+# before the two would meet (an estimate: page sizes vary); a restarted one starts this many
+# pages past where max_chars should run out.
 _USELESS_MARGIN_PAGES: Final = 2
 
 Direction = Literal["forward", "backward"]
@@ -94,6 +95,7 @@ class _Stream:
     """What one child has streamed so far: its pages by position, each with its line's size."""
 
     direction: Direction
+    top: int | None = None  # backward only: the highest position to read (default: the last)
     selection: StreamedSelection | None = None
     pages: dict[int, tuple[StreamedPage, int]] = field(default_factory=dict)
     chars: int = 0
@@ -102,6 +104,11 @@ class _Stream:
     ended: bool = False
     error: ToolError | None = None
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    finished: anyio.Event = field(default_factory=anyio.Event)
+
+    def start(self, todo: int) -> int:
+        """The first position this backward stream reads."""
+        return todo - 1 if self.top is None else min(todo - 1, self.top)
 
 
 class _TwoEnded:
@@ -123,17 +130,27 @@ class _TwoEnded:
         self.done = False
         self.reported = 0
         self.backward_started = False
+        self.restarted = False  # the backward child was restarted below where max_chars runs out
         self.from_backward = 0  # pages of the answer the backward child read
 
     # -- the children's jobs --------------------------------------------------------------
 
-    async def run(self, runner: JobRunner, document: Document, stream: _Stream) -> None:
+    async def run(
+        self, runner: JobRunner, document: Document, stream: _Stream, after: _Stream | None = None
+    ) -> None:
+        """One child's job; a restarted backward child first waits for the one it replaces."""
         args = self.args | {"stream": stream.direction}
+        if stream.top is not None:
+            args["backward_from"] = stream.top
         with stream.scope:
             try:
+                if after is not None:
+                    await after.finished.wait()
                 # Checked atomically with the job's admission: nothing awaits between this check
-                # and the pool's count of admitted jobs.
-                if stream.direction == "backward" and not _room_for(runner, 1):
+                # and the pool's count of admitted jobs. A restart may take the last idle spare:
+                # it only happens on long reads, where a refill beside it costs little.
+                keep_idle = 0 if after is not None else _SPARES_KEPT_IDLE
+                if stream.direction == "backward" and not _room_for(runner, 1, keep_idle):
                     return
                 await runner.run_job(
                     "pdf_read",
@@ -147,6 +164,7 @@ class _TwoEnded:
                 stream.error = error
             finally:
                 stream.ended = True
+                stream.finished.set()
                 self.changed.set()
 
     # -- lines ----------------------------------------------------------------------------
@@ -173,7 +191,7 @@ class _TwoEnded:
             self._reject(stream, "a second selection line")
             return
         stream.selection = selection
-        stream.expected = 0 if stream.direction == "forward" else self._todo(selection) - 1
+        stream.expected = 0 if stream.direction == "forward" else stream.start(self._todo(selection))
         both = self.forward.selection is not None and self.backward.selection is not None
         if both and self.forward.selection != self.backward.selection and not self.backward.rejected:
             self._reject(self.backward, "its selection differs from the forward child's")
@@ -262,14 +280,29 @@ class _TwoEnded:
         if not (ahead and behind and chars) or not self._backward_agrees():
             return False
         needed = math.ceil(self.remaining / (chars / (ahead + behind)))
-        gap = self.todo - behind - self.placed
+        gap = self.backward.start(self.todo) + 1 - behind - self.placed
         return 2 * needed + _USELESS_MARGIN_PAGES < gap
+
+    def restart_at(self) -> int | None:
+        """Where a backward child reading from the end should restart instead, when, at the
+        average page size the forward child has seen, ``max_chars`` runs out well below it:
+        a few pages past that estimate (then both children work on the answer's pages). Once."""
+        ahead, chars = len(self.forward.pages), self.forward.chars
+        if self.restarted or self.backward.top is not None or not (ahead and chars):
+            return None
+        top = self.placed + math.ceil(self.remaining / (chars / ahead)) + _USELESS_MARGIN_PAGES
+        reading = self.backward.start(self.todo) - len(self.backward.pages)
+        worth = top - self.placed >= _MIN_BACKWARD_POSITIONS
+        return top if worth and top + _USELESS_MARGIN_PAGES < reading else None
 
     # -- waiting, progress, the answer ----------------------------------------------------
 
-    async def wait(self, progress: ProgressFn | None, start_backward: Callable[[], object]) -> None:
+    async def wait(
+        self, progress: ProgressFn | None, start_backward: Callable[[_Stream | None], object]
+    ) -> None:
         """Until the answer is complete or the forward child has ended. The backward child is
-        started once the forward one has said how many positions there are, if enough."""
+        started once the forward one has said how many positions there are, if enough; it is
+        restarted lower, or cancelled, when ``max_chars`` will run out long before it."""
         while not (self.done or self.forward.ended):
             await self._report(progress)
             if self.done or self.forward.ended:
@@ -277,7 +310,13 @@ class _TwoEnded:
             if not self.backward_started and self.forward.selection is not None:
                 self.backward_started = True
                 if self.todo >= _MIN_BACKWARD_POSITIONS:
-                    start_backward()
+                    start_backward(None)
+            elif self.backward_started and not self.backward.ended and (top := self.restart_at()):
+                log.debug("backward_read_restarted", placed=self.placed, top=top, todo=self.todo)
+                replaced, self.backward = self.backward, _Stream("backward", top=top)
+                replaced.scope.cancel()
+                self.restarted = True
+                start_backward(replaced)
             elif self.backward_started and not self.backward.ended and self.backward_useless():
                 log.debug("backward_read_cancelled", placed=self.placed, todo=self.todo)
                 self.backward.scope.cancel()
@@ -287,9 +326,10 @@ class _TwoEnded:
             await self._report(progress)
 
     def covered(self) -> int:
-        """Positions either child has read (each child's are contiguous from its end)."""
-        behind = len(self.backward.pages) if self._backward_agrees() else 0
-        return min(self.todo, len(self.forward.pages) + behind)
+        """Positions either child has read."""
+        if not self._backward_agrees():
+            return min(self.todo, len(self.forward.pages))
+        return min(self.todo, len(self.forward.pages.keys() | self.backward.pages.keys()))
 
     async def _report(self, progress: ProgressFn | None) -> None:
         while progress is not None and self.reported < self.covered():
@@ -329,10 +369,10 @@ class _TwoEnded:
         return result, removal_warnings(removed)
 
 
-def _room_for(runner: JobRunner, jobs: int) -> bool:
+def _room_for(runner: JobRunner, jobs: int, keep_idle: int = _SPARES_KEPT_IDLE) -> bool:
     """A worker slot free now for each job (an optional job never queues), and an idle spare
-    for each that leaves one more idle (see the module docstring)."""
-    return runner.free_workers() >= jobs and runner.idle_spares() >= jobs + _SPARES_KEPT_IDLE
+    for each that leaves ``keep_idle`` more idle (see the module docstring)."""
+    return runner.free_workers() >= jobs and runner.idle_spares() >= jobs + keep_idle
 
 
 def _check_envelope_size(raw: dict[str, Any], max_result_bytes: int) -> None:
@@ -360,7 +400,9 @@ async def two_ended_read(
     progress = runner.progress()
     async with anyio.create_task_group() as tg:
         tg.start_soon(read.run, runner, document, read.forward)
-        await read.wait(progress, lambda: tg.start_soon(read.run, runner, document, read.backward))
+        await read.wait(
+            progress, lambda after: tg.start_soon(read.run, runner, document, read.backward, after)
+        )
         tg.cancel_scope.cancel()
     if read.done:
         log.debug(

@@ -340,3 +340,23 @@ async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> Non
     read.on_line(forward, _page(0, "aaaa"))
     assert read.done and read.next == {"index": 1, "offset": 8}
     assert read.pages[-1] == {"page": 2, "text": "bbbbbbbb", "offset": 0, "complete": False}
+
+
+async def test_backward_child_restarts_where_max_chars_runs_out(tmp_path: Path) -> None:
+    """A long document and a budget of a few pages: reading from the last page would be wasted,
+    so the backward child is restarted just past where max_chars should run out, and the
+    answer (cursors followed to the end) is still the single child's."""
+    pages = [f"Page {n} " + "steady words per page " * 40 + f"end {n}" for n in range(1, 121)]
+    pdfs.write(tmp_path / "long.pdf", pdfs.text_pdf(pages))
+    async with apps(tmp_path) as (two, one):
+        with structlog.testing.capture_logs() as logs:
+            await two.call_tool("pdf_info", {"path": "long.pdf"})
+            merged = await read_all(two, "long.pdf", 20_000, None)
+        single = await read_all(one, "long.pdf", 20_000, None)
+    assert merged == single and len(merged) >= 5
+    restarts = [log for log in logs if log["event"] == "backward_read_restarted"]
+    reads = [log for log in logs if log["event"] == "two_ended_read"]
+    assert restarts and all(log["top"] < log["todo"] - 1 for log in restarts)
+    assert any(log["from_backward"] > 0 for log in reads)  # the restarted child's pages were used
+    text = "".join(page["text"] for answer in merged for page in answer["structured_content"]["pages"])
+    assert text.count("end ") == 120

@@ -11,8 +11,9 @@ its ``position`` in the selection after ``start_index`` and the warnings it rais
 envelope carries no pages and no warnings (nothing is sent twice):
 
 - ``forward``: exactly the unstreamed read (``max_chars``, ``start_offset``, the cut page, ``next``).
-- ``backward``: whole pages from the last position down to position 1, ignoring ``max_chars``;
-  position 0 is always the forward stream's (it may start at ``start_offset``).
+- ``backward``: whole pages from the last position (or from ``backward_from``, if lower) down to
+  position 1, ignoring ``max_chars``; position 0 is always the forward stream's (it may start at
+  ``start_offset``).
 """
 
 from __future__ import annotations
@@ -132,11 +133,11 @@ def _forward(
     return pages, None
 
 
-def _backward(todo: list[int], texts: Iterator[str], warnings: list[str]) -> None:
-    """Whole pages from the last position of ``todo`` down to position 1 (position 0 belongs to
+def _backward(todo: list[int], top: int, texts: Iterator[str], warnings: list[str]) -> None:
+    """Whole pages from position ``top`` of ``todo`` down to position 1 (position 0 belongs to
     the forward stream: it may start at an offset), each streamed as it is extracted."""
     reported = 0
-    for position, index, text in zip(range(len(todo) - 1, 0, -1), todo[:0:-1], texts, strict=False):
+    for position, index, text in zip(range(top, 0, -1), todo[top:0:-1], texts, strict=False):
         _stream_page(
             position, {"page": index + 1, "text": text, "offset": 0, "complete": True}, warnings[reported:]
         )
@@ -156,7 +157,8 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
         todo = selection[int(args.get("start_index", 0)) :]
-        order = todo[:0:-1] if stream == "backward" else todo
+        top = min(len(todo) - 1, int(args.get("backward_from", len(todo))))
+        order = todo[top:0:-1] if stream == "backward" else todo
         if engine != "layout":
             texts = _pdfium_texts(document, order, warnings)
         elif stream == "backward":
@@ -166,7 +168,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         if stream is not None:
             progress.emit("selection", {"page_count": page_count, "selected_pages": len(selection)})
         if stream == "backward":
-            _backward(todo, texts, warnings)
+            _backward(todo, top, texts, warnings)
             pages: list[dict[str, Any]] = []
             next_position = None
         else:
