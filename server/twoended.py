@@ -13,10 +13,12 @@ pipe before its envelope (``worker.progress``, ``worker.parsers.read``):
   line says there are at least ``_MIN_BACKWARD_POSITIONS`` positions (a one-page document never
   pays for it), and only if ``_room_for`` it: a worker slot free at that moment (it never
   queues, so it never causes an ``overloaded``; with nothing queued at most ``workers - 1`` run)
-  and an idle spare that stays idle after it takes one. Its lines count only if its
-  ``selection`` line agrees with the forward child's; if it fails, it is ignored; it is
-  cancelled when, at the average page size so far, ``max_chars`` will run out well before the
-  two children meet.
+  and an idle spare that stays idle after it takes one; without room then, it is tried again
+  as pages come in (the zygote refills its spares meanwhile). Its lines count only if its
+  ``selection`` line agrees with the forward child's; if it fails, it is ignored. When, at the
+  average page size so far, ``max_chars`` will run out well below the last page, a child
+  reading from the end is restarted (once) just past that point, so both children work on the
+  answer's pages; a backward child whose pages would all be cut off is cancelled.
 
 Pages are placed in position order from the start, from whichever child has them. As soon as
 the prefix reaches the end of the selection or spends ``max_chars`` (the page that does not
@@ -298,18 +300,22 @@ class _TwoEnded:
     # -- waiting, progress, the answer ----------------------------------------------------
 
     async def wait(
-        self, progress: ProgressFn | None, start_backward: Callable[[_Stream | None], object]
+        self,
+        progress: ProgressFn | None,
+        start_backward: Callable[[_Stream | None], object],
+        room: Callable[[], bool],
     ) -> None:
         """Until the answer is complete or the forward child has ended. The backward child is
-        started once the forward one has said how many positions there are, if enough; it is
-        restarted lower, or cancelled, when ``max_chars`` will run out long before it."""
+        started once the forward one has said how many positions there are, if enough are left
+        and there is ``room`` (checked again as pages come: spares refill in the meantime); it
+        is restarted lower, or cancelled, when ``max_chars`` will run out long before it."""
         while not (self.done or self.forward.ended):
             await self._report(progress)
             if self.done or self.forward.ended:
                 break
             if not self.backward_started and self.forward.selection is not None:
-                self.backward_started = True
-                if self.todo >= _MIN_BACKWARD_POSITIONS:
+                if self.todo - self.placed >= _MIN_BACKWARD_POSITIONS and room():
+                    self.backward_started = True
                     start_backward(None)
             elif self.backward_started and not self.backward.ended and (top := self.restart_at()):
                 log.debug("backward_read_restarted", placed=self.placed, top=top, todo=self.todo)
@@ -394,14 +400,17 @@ async def two_ended_read(
     runner: JobRunner, job_args: dict[str, Any], document: Document
 ) -> tuple[PdfReadUntrusted, list[str]] | None:
     """The answer read from both ends, or None when this read should take the single child."""
-    if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES or not _room_for(runner, 2):
+    # The forward child takes a spare as a single child would; the backward one is gated later.
+    if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES or runner.free_workers() < 2:
         return None
     read = _TwoEnded(job_args)
     progress = runner.progress()
     async with anyio.create_task_group() as tg:
         tg.start_soon(read.run, runner, document, read.forward)
         await read.wait(
-            progress, lambda after: tg.start_soon(read.run, runner, document, read.backward, after)
+            progress,
+            lambda after: tg.start_soon(read.run, runner, document, read.backward, after),
+            lambda: _room_for(runner, 1),
         )
         tg.cancel_scope.cancel()
     if read.done:
