@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from server.cache import ResultCache
 from server.config import Settings
 from server.errors import ToolError
-from server.joboutput import JobOutcome, LineFn, LineSink, ProgressFn
+from server.joboutput import JobOutcome, LineFn, ProgressFn
 from server.jobs import classify
 from server.models import DocumentInput
 from server.paths import Document, PathPolicy
@@ -137,8 +137,6 @@ class App:
         progress = _PROGRESS.get() if report else None
         if progress is not None:
             args = args | {"report_progress": True}
-        # The pool takes one line callback: a LineSink carries the stream lines and the progress.
-        on_progress = progress if on_line is None else LineSink(on_line, progress)
         audit = _AUDIT.get({})
         try:
             outcome: JobOutcome = await self.pool.run(
@@ -148,7 +146,8 @@ class App:
                 limits=limits,
                 deadline_s=deadline,
                 sandbox=sandbox,
-                on_progress=on_progress,
+                on_progress=progress,
+                on_line=on_line,
             )
         except anyio.get_cancelled_exc_class():
             # Parallel reads cancel the jobs they no longer need (the pool kills the child).

@@ -67,8 +67,13 @@ class FastCalls:
     """Accepts the ``tools/call`` requests it can answer exactly as the SDK would."""
 
     def __init__(self, app: App, tool_names: frozenset[str]) -> None:
+        """Made once the SDK is loaded (``server.protocol``): its sieve is imported here, not
+        at module load, which the transport's start-up path must not pay for."""
+        from mcp_types.methods import serialize_server_result
+
         self.app = app
         self.tool_names = tool_names
+        self.sieve = serialize_server_result
 
     def route(self, message: Any, protocol_version: str | None) -> FastCall | None:
         if protocol_version not in FAST_VERSIONS or not isinstance(message, dict):
@@ -77,14 +82,12 @@ class FastCalls:
         if parsed is None:
             return None
         request_id, name, arguments, token = parsed
-        app, version = self.app, str(protocol_version)
+        app, sieve, version = self.app, self.sieve, str(protocol_version)
 
         async def run(progress: ProgressFn | None) -> dict[str, Any]:
-            from mcp_types.methods import serialize_server_result
-
             result = await app.call_tool(name, arguments, request_id, progress)
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            return serialize_server_result("tools/call", version, dumped)
+            return sieve("tools/call", version, dumped)
 
         return FastCall(request_id, token, run)
 

@@ -16,7 +16,6 @@ from typing import Any, Final
 __all__ = [
     "JobOutcome",
     "LineFn",
-    "LineSink",
     "ProgressFn",
     "ProgressLines",
     "complete_envelope",
@@ -73,35 +72,19 @@ def exit_summary(status: int) -> str:
     return f"exit {os.WEXITSTATUS(status) if os.WIFEXITED(status) else status}"
 
 
-class LineSink:
-    """A progress callback that also takes a job's other leading lines (the ``selection`` and
-    ``page`` lines of a streamed ``pdf_read``, see ``server.twoended``).
-
-    It is handed to the pool where a ``ProgressFn`` goes (``Pool.run(on_progress=...)``):
-    ``ProgressLines`` recognises it and passes it every such line, still untrusted bytes
-    without the newline. Progress lines go to ``progress`` as before."""
-
-    def __init__(self, on_line: LineFn, progress: ProgressFn | None = None) -> None:
-        self.on_line = on_line
-        self.progress = progress
-
-    async def __call__(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            await self.progress(done, total)
-
-
 class ProgressLines:
     """Parses the lines a child writes before its envelope and stops at the first other byte.
 
     ``{"progress": n, "total": t}`` lines (untrusted: bounded ints, monotonic, at most total)
-    go to the callback. When the callback is a ``LineSink``, ``{"selection": ...}`` and
-    ``{"page": ...}`` lines go to its ``on_line``: they are not bounded here (a page's text has
+    go to ``callback``. With ``on_line``, ``{"selection": ...}`` and ``{"page": ...}`` lines (a
+    streamed ``pdf_read``, see ``server.twoended``) go to it as untrusted bytes without the
+    newline: they are not bounded here (a page's text has
     no fixed size) but the pool caps the job's whole output at ``max_result_bytes`` and kills
     the child past it, so the buffer never holds more than that."""
 
-    def __init__(self, callback: ProgressFn | None) -> None:
+    def __init__(self, callback: ProgressFn | None, on_line: LineFn | None = None) -> None:
         self.callback = callback
-        self.on_line = callback.on_line if isinstance(callback, LineSink) else None
+        self.on_line = on_line
         self.active = True
         self.last = -1
         self._scanned = 0  # bytes of an unfinished stream line already searched for its newline

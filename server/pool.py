@@ -39,7 +39,7 @@ import anyio.abc
 import structlog
 
 from server.errors import ToolError
-from server.joboutput import JobOutcome, ProgressFn, ProgressLines, complete_envelope
+from server.joboutput import JobOutcome, LineFn, ProgressFn, ProgressLines, complete_envelope
 from server.sanitize import clean_text
 from server.spares import spec_key
 from server.zygote_link import NotDelivered, Pending, ZygoteLink, reaped_outcome
@@ -239,8 +239,11 @@ class Pool:
         deadline_s: float,
         sandbox: dict[str, Any] | None = None,
         on_progress: ProgressFn | None = None,
+        on_line: LineFn | None = None,
     ) -> JobOutcome:
-        """Run one job to completion; raises ToolError for overload or a lost worker."""
+        """Run one job to completion; raises ToolError for overload or a lost worker.
+        ``on_progress`` gets the child's progress lines, ``on_line`` its stream lines (see
+        ``server.joboutput.ProgressLines``), both before the envelope."""
         if self._admitted >= self.workers + self.queue_depth:
             raise ToolError(
                 "overloaded",
@@ -254,7 +257,14 @@ class Pool:
                     zygote = await self._ready_zygote()
                     try:
                         return await self._run_on(
-                            zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}, on_progress
+                            zygote,
+                            kind,
+                            args,
+                            input_fd,
+                            limits,
+                            deadline_s,
+                            sandbox or {},
+                            (on_progress, on_line),
                         )
                     except NotDelivered:
                         # Nothing ran under a zygote, so a retry is safe.
@@ -262,7 +272,14 @@ class Pool:
                 zygote = await self._ready_zygote()
                 try:
                     return await self._run_on(
-                        zygote, kind, args, input_fd, limits, deadline_s, sandbox or {}, on_progress
+                        zygote,
+                        kind,
+                        args,
+                        input_fd,
+                        limits,
+                        deadline_s,
+                        sandbox or {},
+                        (on_progress, on_line),
                     )
                 except NotDelivered as exc:
                     raise ToolError(
@@ -280,7 +297,7 @@ class Pool:
         limits: dict[str, int],
         deadline_s: float,
         sandbox: dict[str, Any],
-        on_progress: ProgressFn | None,
+        callbacks: tuple[ProgressFn | None, LineFn | None],
     ) -> JobOutcome:
         job_id = next(self._ids)
         pending = Pending(kind)
@@ -308,7 +325,9 @@ class Pool:
             sent = time.monotonic()
             envelope = None
             with anyio.move_on_after(deadline_s + 2 * self.kill_grace_s) as scope:
-                output, overflow = await self._read_output(zygote, job_id, read_fd, max_bytes, on_progress)
+                output, overflow = await self._read_output(
+                    zygote, job_id, read_fd, max_bytes, ProgressLines(*callbacks)
+                )
                 envelope = None if overflow or pending.exited.is_set() else complete_envelope(output)
                 if envelope is None:
                     await pending.exited.wait()
@@ -371,7 +390,7 @@ class Pool:
             self._kill_zygote(zygote)
 
     async def _read_output(
-        self, zygote: ZygoteLink, job_id: int, fd: int, max_bytes: int, on_progress: ProgressFn | None
+        self, zygote: ZygoteLink, job_id: int, fd: int, max_bytes: int, progress: ProgressLines
     ) -> tuple[bytes, bool]:
         """Everything the child wrote, up to ``max_bytes``; leading progress lines are consumed.
 
@@ -380,7 +399,6 @@ class Pool:
         loop without a wait is bounded by ``max_bytes``)."""
         buffer = bytearray()
         total = 0
-        progress = ProgressLines(on_progress)
         ready = False
         while True:
             if not ready:

@@ -9,11 +9,8 @@ is exactly what a single child would have produced.
 Only plain selections are split (all pages, or one range ``a-b`` / ``a-``); anything else, a
 short document, or fewer than ``MIN_SPLIT_WORKERS`` workers takes the two-ended read
 (``server.twoended``) or the single-child path. With two workers the two-ended read is as good
-or better: measured on 2 cores, a split read costs a ``page_count`` job first, which made reads
-at the default ``max_chars`` slower than one child (text-100.pdf and text-1000.pdf, 100,000
-characters: 83 and 104 ms against 69 ms) and a whole 100-page read slower than two ends (91-100
-against 73-76 ms); it stayed ahead only on a 1000-page, 2,000,000-character read (654-731 ms
-against 667-844 ms, within the noise of the machine).
+or better: a split read pays for a ``page_count`` job first, which on 2 cores made reads at the
+default ``max_chars`` slower than one child and whole 100-page reads slower than two ends.
 """
 
 from __future__ import annotations

@@ -34,18 +34,11 @@ order, pages within the page count, offsets and ``complete`` as the protocol all
 Why the spare rule: each job takes one of the zygote's pre-forked spares, and the zygote refills
 at once when none is left idle. With as many cores as workers (the default), the two refills'
 forks and warm-up parses then run beside the two children and cost more than the second child
-saves. Measured on 2 cores, medians of 40, MCP end to end, whole text (``floor`` = in-process
-pypdfium2): with ``spares = workers`` and no such rule, text-10.pdf took 29.5 ms against 26.8 ms
-for one child (paper-14.pdf back to back: 38.6 against 32.1 ms). Hence the pool's default of
-``spares = workers + 1``, with which this path runs, measured:
-
-    ms (2 cores)             floor  one child  two-ended (workers 2, spares 3)
-    text-10   MCP stdio      18.0     28.2       23.8
-    paper-14  MCP stdio      24.6     37.8       29.4
-    text-10   App.call_tool  20.9     20.9       17.5
-    paper-14  App.call_tool  22.5     25.2       20.6
-
-Calls back to back leave the zygote no time to refill: the rule then falls back to one child.
+saves (on 2 cores, without the rule, text-10.pdf was slower two-ended than with one child).
+Hence the pool's default of ``spares = workers + 1``. ``python bench/mcp_bench.py`` measures
+this path against in-process extraction (``docs/performance.md``). Calls back to back may
+leave the zygote no time to refill: the backward child is then tried again as pages come, and
+without room the forward child reads alone.
 ``server.split`` is used only from ``MIN_SPLIT_WORKERS`` (3) workers; see its docstring for the
 measurements behind that.
 """
@@ -332,10 +325,13 @@ class _TwoEnded:
             await self._report(progress)
 
     def covered(self) -> int:
-        """Positions either child has read."""
+        """Positions either child has read: the forward child's run from 0 plus the backward
+        child's run down from its start that lies above it (both runs are contiguous)."""
+        ahead = len(self.forward.pages)
         if not self._backward_agrees():
-            return min(self.todo, len(self.forward.pages))
-        return min(self.todo, len(self.forward.pages.keys() | self.backward.pages.keys()))
+            return min(self.todo, ahead)
+        above = min(len(self.backward.pages), self.backward.start(self.todo) + 1 - ahead)
+        return min(self.todo, ahead + max(0, above))
 
     async def _report(self, progress: ProgressFn | None) -> None:
         while progress is not None and self.reported < self.covered():

@@ -7,6 +7,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -69,6 +70,12 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "inside-link.pdf").symlink_to(root / "hello.pdf")
     os.mkfifo(root / "fifo.pdf")
     return root
+
+
+def initialize_request(version: str = "2025-11-25", request_id: int = 1) -> dict[str, Any]:
+    """A plain ``initialize`` request, as a raw-pipe test sends it first."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
 
 
 def server_command(root: Path, *extra: str) -> list[str]:

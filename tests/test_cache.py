@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from conftest import PROJECT, server_command
+from conftest import PROJECT, initialize_request, server_command
 
 from server.cache import ResultCache
 
@@ -110,16 +110,7 @@ def audit(stderr: bytes) -> list[dict[str, Any]]:
 def one_call(root: Path, cache_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     call = {"name": "pdf_read", "arguments": {"path": "hello.pdf", "pages": "2"}}
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
+        initialize_request(),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
     ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from conftest import PROJECT, server_command
+from conftest import PROJECT, initialize_request, server_command
 
 from server.fastcall import FAST_CALLS_ENV
 from server.handshake import HANDSHAKE_VERSIONS
@@ -71,17 +71,7 @@ class Pipe:
 
 def session(root: Path, direct: bool, version: str) -> tuple[list[list[bytes]], list[dict[str, Any]]]:
     pipe = Pipe(root, direct)
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    pipe.send(initialize)
+    pipe.send(initialize_request(version))
     pipe.until_answer(1)
     pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     answers = []

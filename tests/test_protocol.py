@@ -11,18 +11,9 @@ from typing import Any
 
 import psutil
 import pytest
-from conftest import PROJECT, server_command
+from conftest import PROJECT, initialize_request, server_command
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
+INIT = initialize_request(request_id=0)
 
 
 def call(request_id: Any, path: str, **arguments: Any) -> dict[str, Any]:

@@ -9,18 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PROJECT, server_command
+from conftest import PROJECT, initialize_request, server_command
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
+INIT = initialize_request()
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 

@@ -22,7 +22,7 @@ from conftest import connect
 
 from server.app import App
 from server.config import Settings
-from server.joboutput import LineSink, ProgressLines
+from server.joboutput import ProgressLines
 from server.pool import Pool
 from server.twoended import MIN_TWO_ENDED_BYTES, _TwoEnded, two_ended_read
 from server.untrusted import PdfReadUntrusted
@@ -269,7 +269,7 @@ async def test_default_server_over_stdio(root: Path) -> None:
 
 async def test_line_parser_at_every_chunk_boundary() -> None:
     """Progress, selection and page lines come out whole however the pipe cuts them; the
-    envelope stays in the buffer; a line parser without a LineSink stops at the first page."""
+    envelope stays in the buffer; a line parser without a line callback stops at the first page."""
     lines = [
         b'{"progress":1,"total":2}',
         b'{"selection":{"page_count":2,"selected_pages":2}}',
@@ -285,7 +285,7 @@ async def test_line_parser_at_every_chunk_boundary() -> None:
         async def on_progress(done: int, total: int, log: list[tuple[int, int]] = progress) -> None:
             log.append((done, total))
 
-        parser = ProgressLines(LineSink(seen.append, on_progress))
+        parser = ProgressLines(on_progress, seen.append)
         buffer = bytearray()
         for chunk in (stream[:cut], stream[cut:]):
             buffer += chunk
