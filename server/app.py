@@ -148,15 +148,15 @@ class App:
                 sandbox=sandbox,
                 on_progress=progress,
                 on_line=on_line,
+                # Every job the call started, abandoned ones too: each has a `job_exit` event with
+                # its CPU and peak memory under the same id (one answered first reports there too).
+                on_start=audit.setdefault("job_ids", []).append,
             )
         except anyio.get_cancelled_exc_class():
             # Parallel reads cancel the jobs they no longer need (the pool kills the child).
             audit["jobs_cancelled"] = audit.get("jobs_cancelled", 0) + 1
             raise
         audit["jobs"] = audit.get("jobs", 0) + 1
-        # A job answered before its exit was reaped reports its CPU and memory later, in a
-        # `job_exit` event with the same job id.
-        audit.setdefault("job_ids", []).append(outcome.job)
         # Summed CPU, and the longest wall time and highest peak over this call's job children.
         cpu = outcome.rusage.get("utime", 0) + outcome.rusage.get("stime", 0)
         audit["job_cpu_s"] = round(audit.get("job_cpu_s", 0) + cpu, 4)

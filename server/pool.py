@@ -32,6 +32,7 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 import anyio
@@ -240,10 +241,13 @@ class Pool:
         sandbox: dict[str, Any] | None = None,
         on_progress: ProgressFn | None = None,
         on_line: LineFn | None = None,
+        on_start: Callable[[int], None] | None = None,
     ) -> JobOutcome:
         """Run one job to completion; raises ToolError for overload or a lost worker.
         ``on_progress`` gets the child's progress lines, ``on_line`` its stream lines (see
-        ``server.joboutput.ProgressLines``), both before the envelope."""
+        ``server.joboutput.ProgressLines``), both before the envelope. ``on_start`` gets the job's
+        id once a child has the job: a job the caller abandons (cancelled, or not needed any more)
+        is killed, and its exit report is still logged under that id (``job_exit``)."""
         if self._admitted >= self.workers + self.queue_depth:
             raise ToolError(
                 "overloaded",
@@ -253,7 +257,8 @@ class Pool:
         self._admitted += 1
         try:
             async with self._limiter:
-                for _attempt in range(_SEND_ATTEMPTS - 1):
+                undelivered: NotDelivered | None = None
+                for _attempt in range(_SEND_ATTEMPTS):
                     zygote = await self._ready_zygote()
                     try:
                         return await self._run_on(
@@ -264,27 +269,15 @@ class Pool:
                             limits,
                             deadline_s,
                             sandbox or {},
-                            (on_progress, on_line),
+                            (on_progress, on_line, on_start),
                         )
-                    except NotDelivered:
+                    except NotDelivered as exc:
                         # Nothing ran under a zygote, so a retry is safe.
+                        undelivered = exc
                         await anyio.sleep(0)
-                zygote = await self._ready_zygote()
-                try:
-                    return await self._run_on(
-                        zygote,
-                        kind,
-                        args,
-                        input_fd,
-                        limits,
-                        deadline_s,
-                        sandbox or {},
-                        (on_progress, on_line),
-                    )
-                except NotDelivered as exc:
-                    raise ToolError(
-                        "worker_unavailable", "the worker process is not reachable; retry"
-                    ) from exc
+                raise ToolError(
+                    "worker_unavailable", "the worker process is not reachable; retry"
+                ) from undelivered
         finally:
             self._admitted -= 1
 
@@ -297,7 +290,7 @@ class Pool:
         limits: dict[str, int],
         deadline_s: float,
         sandbox: dict[str, Any],
-        callbacks: tuple[ProgressFn | None, LineFn | None],
+        callbacks: tuple[ProgressFn | None, LineFn | None, Callable[[int], None] | None],
     ) -> JobOutcome:
         job_id = next(self._ids)
         pending = Pending(kind)
@@ -321,12 +314,15 @@ class Pool:
                 raise NotDelivered from exc
             finally:
                 os.close(write_fd)
+            on_progress, on_line, on_start = callbacks
+            if on_start is not None:
+                on_start(job_id)
             max_bytes = int(limits["max_result_bytes"])
             sent = time.monotonic()
             envelope = None
             with anyio.move_on_after(deadline_s + 2 * self.kill_grace_s) as scope:
                 output, overflow = await self._read_output(
-                    zygote, job_id, read_fd, max_bytes, ProgressLines(*callbacks)
+                    zygote, job_id, read_fd, max_bytes, ProgressLines(on_progress, on_line)
                 )
                 envelope = None if overflow or pending.exited.is_set() else complete_envelope(output)
                 if envelope is None:
@@ -342,10 +338,11 @@ class Pool:
         except BaseException:
             if pending.exit_message is None and zygote.alive:
                 self._send_kill(zygote, job_id)
+                pending.abandoned = True  # its exit report is logged when it comes
             raise
         finally:
             os.close(read_fd)
-            if not pending.answered or pending.exited.is_set():
+            if pending.exited.is_set() or not (pending.answered or pending.abandoned):
                 zygote.pending.pop(job_id, None)
         if envelope is not None:
             return JobOutcome(

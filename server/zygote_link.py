@@ -52,6 +52,7 @@ class Pending:
     failure: str | None = None
     refused: bool = False
     answered: bool = False  # answered before its exit report; the report is only logged
+    abandoned: bool = False  # killed unanswered (cancelled, not needed, bad output): only logged
 
 
 @dataclass(slots=True)
@@ -99,21 +100,23 @@ class ZygoteLink:
         if op == "started":
             pending.pid = int(message["pid"])
             pending.started = True
-        elif op == "lost":
-            pending.failure = "the spare exited before the zygote took the job over"
+        elif op in {"lost", "refused"}:  # the job never ran: no exit report will come for it
+            if op == "lost":
+                pending.failure = "the spare exited before the zygote took the job over"
+            pending.refused = op == "refused"
             pending.exited.set()
-        elif op == "refused":
-            pending.refused = True
-            pending.exited.set()
+            if pending.abandoned:
+                self.pending.pop(int(message["id"]), None)
         elif op == "exit":
             pending.exit_message = message
             pending.exited.set()
-            if pending.answered:
+            if pending.answered or pending.abandoned:
                 self.pending.pop(int(message["id"]), None)
                 _log_late_exit(int(message["id"]), pending, message)
 
     def retire(self, reason: str) -> int:
-        """Fail every job in flight and discard the idle spares; the jobs not yet answered."""
+        """Fail every job in flight and discard the idle spares; the jobs that failed (neither
+        answered nor abandoned: those only awaited an exit report for the audit log)."""
         self.alive = False
         self.ready.set()  # wake waiters; they see it is dead
         for pending in self.pending.values():
@@ -121,12 +124,12 @@ class ZygoteLink:
             pending.exited.set()
         self.spares.close()
         self.sock.close()
-        return sum(1 for pending in self.pending.values() if not pending.answered)
+        return sum(1 for pending in self.pending.values() if not (pending.answered or pending.abandoned))
 
 
 def _log_late_exit(job_id: int, pending: Pending, message: dict[str, Any]) -> None:
-    """The exit report of a job already answered: its usage for the audit trail, and a warning
-    if it died abnormally after writing a complete result."""
+    """The exit report of a job already answered or abandoned: its usage for the audit trail,
+    and a warning if an answered job died abnormally after writing a complete result."""
     untrusted_usage = dict(message.get("rusage") or {})
     status = int(message["status"])
     fields = {
@@ -140,7 +143,9 @@ def _log_late_exit(job_id: int, pending: Pending, message: dict[str, Any]) -> No
         "job_peak_rss_kb": int(untrusted_usage.get("maxrss_kb", 0)),
         "job_wall_ms": float(message.get("wall_ms", 0)),
     }
-    if status != 0 or message.get("deadline_hit") or message.get("killed"):
+    if pending.abandoned:
+        audit_log.info("job_exit", abandoned=True, **fields)
+    elif status != 0 or message.get("deadline_hit") or message.get("killed"):
         audit_log.warning("job_exit_after_answer", deadline_hit=bool(message.get("deadline_hit")), **fields)
     else:
         audit_log.info("job_exit", **fields)

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import psutil
 import pytest
+import structlog
 
 from server.errors import ToolError
 from server.jobs import classify
@@ -55,6 +56,16 @@ async def settled_zygote() -> psutil.Process:
             return zygote
         await anyio.sleep(0.01)
     raise AssertionError("a job child did not exit")
+
+
+async def exit_events(events: list[dict[str, Any]], jobs: list[int]) -> list[dict[str, Any]]:
+    """The ``job_exit`` events of these jobs, once each has one (the exit report comes last)."""
+    for _ in range(1000):
+        exits = [event for event in events if event["event"] == "job_exit" and event["job"] in jobs]
+        if len(exits) >= len(jobs):
+            return exits
+        await anyio.sleep(0.01)
+    raise AssertionError(f"no exit report for some of the jobs {jobs}")
 
 
 async def capture(errors: list[BaseException], pool: Pool, path: Path, args: dict[str, Any]) -> None:
@@ -159,15 +170,30 @@ async def test_zygote_killed_mid_job_fails_only_that_job(docs: Path) -> None:
     assert after["pages"][0]["page"] == 1
 
 
-async def test_cancelled_job_child_is_killed(docs: Path) -> None:
+async def test_cancelled_job_child_is_killed_and_its_exit_still_audited(docs: Path) -> None:
+    started: list[int] = []
+
+    async def slow_job() -> None:
+        fd = os.open(docs / "glyphs.pdf", os.O_RDONLY)
+        try:
+            await pool.run("pdf_read", SLOW_ARGS, fd, limits=LIMITS, deadline_s=20, on_start=started.append)
+        finally:
+            os.close(fd)
+
     async with Pool(2, 4, 60, 1) as pool:
         await run(pool, docs / "hello.pdf", READ_ARGS)
         zygote = await settled_zygote()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run, pool, docs / "glyphs.pdf", SLOW_ARGS)
-            child = await job_child(zygote)
-            tg.cancel_scope.cancel()
-        assert await gone(child)
+        with structlog.testing.capture_logs() as events:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow_job)
+                child = await job_child(zygote)
+                tg.cancel_scope.cancel()
+            assert await gone(child)
+            exits = await exit_events(events, started)
+    assert len(started) == 1
+    [event] = exits
+    assert (event["event"], event["pid"], event["abandoned"]) == ("job_exit", child.pid, True)
+    assert event["exit"] == "SIGKILL" and event["job_cpu_s"] > 0 and event["job_peak_rss_kb"] > 0
 
 
 async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:

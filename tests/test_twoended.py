@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pdfs
+import psutil
 import pytest
 import structlog
 from conftest import connect
@@ -222,6 +223,50 @@ async def test_backward_child_supplies_the_pages_after_a_slow_first_one(root: Pa
     [event] = [log for log in logs if log["event"] == "two_ended_read"]
     assert event["positions"] == event["answered"] == 13
     assert event["backward_started"] and event["from_backward"] >= 6, event
+
+
+async def test_every_child_of_a_two_ended_read_is_audited(root: Path) -> None:
+    """The call's audit event lists both children, and each one's exit report (CPU, peak memory)
+    is logged under its id, though the answer was complete before either child had exited."""
+    async with apps(root) as (two, _):
+        await two.call_tool("pdf_info", {"path": "heavy.pdf"})
+        with structlog.testing.capture_logs() as logs:
+            result = await (await settled(two)).call_tool("pdf_read", {"path": "heavy.pdf"})
+            [call] = [log for log in logs if log["event"] == "tool_call"]
+            for _ in range(1000):
+                exits = {log["job"]: log for log in logs if log["event"] == "job_exit"}
+                if set(call["job_ids"]) <= set(exits):
+                    break
+                await anyio.sleep(0.01)
+    assert not result.is_error
+    [read] = [log for log in logs if log["event"] == "two_ended_read"]
+    assert read["backward_started"] and len(call["job_ids"]) == 2, (read, call)
+    for job in call["job_ids"]:
+        assert exits[job]["job_cpu_s"] > 0 and exits[job]["job_peak_rss_kb"] > 0, exits[job]
+    # Both were killed once the answer was complete, or one finished first; none is a failure.
+    assert all(exits[job].get("abandoned") or exits[job]["exit"] == "exit 0" for job in call["job_ids"])
+    assert call.get("jobs_cancelled", 0) + call.get("jobs", 0) == 2
+
+
+async def test_stop_before_abandoned_children_reported_is_no_lost_job(root: Path) -> None:
+    """Children killed once the answer was complete are not failed jobs if the pool stops before
+    their exit reports come: no ``zygote_lost`` warning. The zygote is stopped (SIGSTOP) for the
+    call, so no report can come; the jobs go straight to the spares the supervisor holds."""
+    with structlog.testing.capture_logs() as logs:
+        async with apps(root) as (two, _):
+            await two.call_tool("pdf_info", {"path": "heavy.pdf"})
+            await settled(two)
+            zygotes = [p for p in psutil.Process().children() if "worker.zygote" in " ".join(p.cmdline())]
+            for zygote in zygotes:
+                zygote.suspend()
+            result = await two.call_tool("pdf_read", {"path": "heavy.pdf"})
+    assert not result.is_error
+    [call] = [log for log in logs if log["event"] == "tool_call" and log["tool"] == "pdf_read"]
+    # Both children were handed a job; at least one was killed unanswered (the forward one may
+    # have finished its envelope first). No exit report came for either.
+    assert len(call["job_ids"]) == 2 and call["jobs_cancelled"] >= 1, call
+    assert [log for log in logs if log["event"] == "job_exit" and log["job"] in call["job_ids"]] == []
+    assert [log for log in logs if log["event"] == "zygote_lost"] == []
 
 
 async def test_backward_stream_lines(root: Path) -> None:
