@@ -23,7 +23,10 @@ from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
 __all__ = ["encode_png", "fit_scale", "run"]
 
 POINTS_PER_INCH: Final = 72.0
-PNG_COMPRESS_LEVEL: Final = 6
+# zlib levels 1-3 use its fast matcher, 4-9 the lazy one. On rendered pages and decoded photos
+# level 3 encoded 1.5-3x faster than 6 and the PNG was smaller in colour (a 150 dpi photo page:
+# 104 ms and 971 KB against 295 ms and 1041 KB); grey text pages came out up to 11% larger.
+PNG_COMPRESS_LEVEL: Final = 3
 
 
 def fit_scale(width_pt: float, height_pt: float, dpi: float, max_pixels: int) -> float:

@@ -1,0 +1,69 @@
+"""How a job child reads its input fd: all of it, to EOF, never past the size cap."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from worker import child
+from worker.errors import WorkerError
+
+CAP = 1 << 20
+
+
+def _fd(path: Path, data: bytes) -> int:
+    path.write_bytes(data)
+    return os.open(path, os.O_RDONLY)
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, CAP - 1, CAP])
+def test_regular_file_is_read_whole(tmp_path: Path, size: int) -> None:
+    data = os.urandom(size)
+    fd = _fd(tmp_path / "input.pdf", data)
+    try:
+        assert child._read_input(fd, CAP) == data
+    finally:
+        os.close(fd)
+
+
+def test_memfd_is_read_whole_from_its_start() -> None:
+    """Inline documents come as a memfd whose offset is at its end after writing."""
+    data = os.urandom(3 * CAP // 2)
+    fd = os.memfd_create("input")
+    try:
+        os.write(fd, data)
+        assert child._read_input(fd, 2 * CAP) == data
+    finally:
+        os.close(fd)
+
+
+def test_input_over_the_cap_is_refused(tmp_path: Path) -> None:
+    fd = _fd(tmp_path / "big.pdf", b"x" * (CAP + 1))
+    try:
+        with pytest.raises(WorkerError) as raised:
+            child._read_input(fd, CAP)
+    finally:
+        os.close(fd)
+    assert raised.value.code == "output_limit"
+
+
+def test_file_that_grew_after_it_was_measured_is_read_to_eof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size is measured, then read: a file appended to in between must still be read to its
+    end, and past the cap refused. The race cannot be timed from a test, so the measurement is
+    made stale instead: lseek reports the size the file had before it grew."""
+    data = os.urandom(CAP // 2)
+    fd = _fd(tmp_path / "growing.pdf", data[:100])
+    with open(tmp_path / "growing.pdf", "ab") as appender:
+        appender.write(data[100:])
+    real_lseek = os.lseek
+    monkeypatch.setattr(os, "lseek", lambda fd, pos, how: min(real_lseek(fd, pos, how), 100))
+    try:
+        assert child._read_input(fd, CAP) == data
+        with pytest.raises(WorkerError):
+            child._read_input(fd, CAP // 4)
+    finally:
+        os.close(fd)
