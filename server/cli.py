@@ -24,6 +24,7 @@ from server.selftest import LAYERS
 __all__ = ["main"]
 
 _ENV_PREFIX = "PDF_AIRLOCK_"
+_MAX_NICE = 19
 
 
 def _env(name: str, default: Any) -> Any:
@@ -56,6 +57,12 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=int(_env("WORKERS", 0)), help="parallel jobs (default: CPUs)"
     )
     parser.add_argument("--queue-depth", type=int, default=int(_env("QUEUE_DEPTH", DEFAULTS.queue_depth)))
+    parser.add_argument(
+        "--job-nice",
+        type=int,
+        default=int(_env("JOB_NICE", DEFAULTS.job_nice)),
+        help="scheduling niceness of job children, 0-19 (the supervisor stays at its own)",
+    )
     parser.add_argument(
         "--cache-mb",
         type=int,
@@ -104,6 +111,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
     for flag, value in positive.items():
         if value <= 0:
             raise SystemExit(f"pdf-airlock: {flag} must be positive")
+    if not 0 <= ns.job_nice <= _MAX_NICE:
+        raise SystemExit(f"pdf-airlock: --job-nice must be between 0 and {_MAX_NICE}")
     required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
     unknown = sorted(set(required) - set(LAYERS))
     if unknown:
@@ -134,6 +143,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         cache_disk_bytes=max(0, ns.cache_disk_mb) * MIB,
         require_layers=required,
         net_namespace=ns.net_namespace,
+        job_nice=ns.job_nice,
         **overrides,
     )
 

@@ -30,6 +30,7 @@ class _Defaults:
     cache_mb: int = 64
     cache_disk_mb: int = 256
     zygote_start_timeout_s: float = 60.0
+    job_nice: int = 10
 
 
 DEFAULTS: Final = _Defaults()
@@ -58,6 +59,7 @@ class Settings:
     cache_disk_bytes: int = DEFAULTS.cache_disk_mb * MIB
     require_layers: tuple[str, ...] = ()
     net_namespace: bool = False
+    job_nice: int = DEFAULTS.job_nice
 
     def sandbox_spec(self) -> dict[str, object]:
         """What every job asks of its child's sandbox."""

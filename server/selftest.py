@@ -36,6 +36,7 @@ def job_limits(settings: Settings) -> dict[str, int]:
         "cpu_seconds": settings.cpu_seconds,
         "max_input_bytes": settings.max_file_bytes,
         "max_result_bytes": settings.max_result_bytes,
+        "nice": settings.job_nice,
     }
 
 

@@ -45,3 +45,14 @@ def test_bundled_examples_read(tmp_path: Path) -> None:
     )
     assert done.returncode == 0
     assert "Welcome to pdf-airlock" in json.loads(done.stdout)["structuredContent"]["pages"][0]["text"]
+
+
+def test_job_nice_out_of_range_is_refused_before_starting(docs: Path) -> None:
+    for value in ("20", "-1"):
+        done = subprocess.run(
+            [sys.executable, "-m", "server", "call", "pdf_info", "--json", '{"path": "hello.pdf"}',
+             "--root", str(docs), "--job-nice", value],
+            capture_output=True, text=True, cwd=PROJECT, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode != 0 and done.stdout == ""
+        assert "--job-nice must be between 0 and 19" in done.stderr

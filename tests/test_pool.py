@@ -196,6 +196,30 @@ async def test_cancelled_job_child_is_killed_and_its_exit_still_audited(docs: Pa
     assert event["exit"] == "SIGKILL" and event["job_cpu_s"] > 0 and event["job_peak_rss_kb"] > 0
 
 
+async def test_job_child_runs_at_the_configured_niceness(docs: Path) -> None:
+    """Untrusted parsing yields the CPU to the supervisor: the child, spare or forked on demand,
+    runs at ``limits["nice"]`` while this process keeps its own."""
+    async with Pool(1, 4, 60, 1, spares=1) as pool:
+        for nice in (7, 0):
+            limits = LIMITS | {"nice": nice}
+            await run_limits(pool, docs / "hello.pdf", READ_ARGS, limits)  # spares for these limits
+            zygote = await settled_zygote()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run_limits, pool, docs / "glyphs.pdf", SLOW_ARGS, limits)
+                child = await job_child(zygote)
+                assert child.nice() == nice
+                tg.cancel_scope.cancel()
+    assert os.getpriority(os.PRIO_PROCESS, 0) == 0
+
+
+async def run_limits(pool: Pool, path: Path, args: dict[str, Any], limits: dict[str, int]) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        await pool.run("pdf_read", args, fd, limits=limits, deadline_s=20)
+    finally:
+        os.close(fd)
+
+
 async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRLOCK_TEST_SECRET", "must-not-leak")
     async with Pool(1, 4, 60, 1) as pool:

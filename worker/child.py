@@ -16,6 +16,7 @@ code: every path ends in ``os._exit``.
 from __future__ import annotations
 
 import array
+import contextlib
 import json
 import os
 import socket
@@ -165,6 +166,10 @@ def run_spare(
     try:
         limits = Limits(**spec["limits"])
         policy = SandboxPolicy.from_job(dict(spec.get("sandbox", {})), **probed)
+        if limits.nice:
+            # Best effort: a container without setpriority still runs the job, at normal priority.
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, 0, limits.nice)
         set_name(_SPARE_NAME)
         if spare_fd != SPARE_SOCKET_FD:
             os.dup2(spare_fd, SPARE_SOCKET_FD, inheritable=False)

@@ -80,12 +80,14 @@ class SandboxError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Per-job resource budget, chosen by the supervisor."""
+    """Per-job resource budget, chosen by the supervisor. ``nice``: the child's scheduling
+    niceness (0-19): untrusted parsing yields the CPU to the supervisor and its client."""
 
     memory_bytes: int
     cpu_seconds: int
     max_input_bytes: int
     max_result_bytes: int
+    nice: int = 0
 
 
 @dataclass(frozen=True, slots=True)
