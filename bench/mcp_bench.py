@@ -499,7 +499,10 @@ def markdown(report: dict[str, Any], runs: int) -> str:
         f"start-up included) | {report['batch'][1]:.2f} s, {report['batch'][2]:.1f} documents/s per core |",
         "",
         f"Each floor-and-call pair follows a {SETTLE_S * 1000:.0f} ms pause (the server has refilled its "
-        "pre-forked spares, as between an agent's calls; back to back, see below). "
+        "pre-forked spares, as between an agent's calls; back to back, see below). Without it the floor "
+        "runs while the zygote forks and warms the previous call's replacement spare on the other core, "
+        "and is up to twice as slow (text-10.pdf: 21.7-23.1 ms against 11.7 ms after the pause, same "
+        "server, alternating): tables made that way, before this pause, flattered the ratios. "
         "Paired columns: the median over runs of each call against the floor measured just before it. "
         "Every row reads the whole document: text-1000.pdf is over `max_chars` = 2,000,000, so its time "
         "is two calls (the second follows the cursor), each read by several job children in parallel.",
