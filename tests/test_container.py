@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
+import psutil
 import pytest
 from conftest import ALL_TOOLS, HELLO_PAGES, PROJECT
 from mcp import Client
@@ -25,6 +27,7 @@ pytestmark = [
 ]
 
 IMAGE = os.environ.get("PDF_AIRLOCK_IMAGE", "pdf-airlock")
+_IMAGE_UID = 10001  # the Dockerfile's runtime user
 SECCOMP = os.environ.get("PDF_AIRLOCK_SECCOMP", str(PROJECT / "seccomp" / "profile.json"))
 
 
@@ -73,6 +76,7 @@ async def test_mcp_session_in_the_container(shared: Path) -> None:
     args = [*production_flags(shared), "serve", "--root", "/data", "--timeout", "3", "--memory-mb", "256"]
     params = StdioServerParameters(command="docker", args=args, env=dict(os.environ))
     results: dict[str, Any] = {}
+    job_nice: list[int] = []
     async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         results["read"] = await client.call_tool("pdf_read", {"path": "hello.pdf"})
@@ -85,6 +89,11 @@ async def test_mcp_session_in_the_container(shared: Path) -> None:
             ("slow", "glyphs.pdf", {"engine": "layout"}),
             ("fifo", "fifo.pdf", {}),
         ):
+            if name == "slow":  # its job child, seen from the host while it parses
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_job_niceness, job_nice)
+                    results[name] = await client.call_tool("pdf_read", {"path": path, **extra})
+                continue
             results[name] = await client.call_tool("pdf_read", {"path": path, **extra})
         results["after"] = await client.call_tool("pdf_read", {"path": "hello.pdf", "pages": "2"})
         # The image codecs, the regex engine and XMP parsing under the container's seccomp profile.
@@ -96,6 +105,7 @@ async def test_mcp_session_in_the_container(shared: Path) -> None:
     assert found.is_error is False and found.structured_content["pages_searched"] == len(HELLO_PAGES)
     assert described.is_error is False and described.structured_content["repair"]["warning_count"] == 0
     assert tools == ALL_TOOLS
+    assert job_nice == [10]  # setpriority is allowed by the profile: the child yields the CPU
     assert [p["text"] for p in results["read"].structured_content["pages"]] == HELLO_PAGES
     codes = {
         name: result.structured_content["error"]["code"]
@@ -112,3 +122,14 @@ async def test_mcp_session_in_the_container(shared: Path) -> None:
         "fifo": "not_a_file",
     }
     assert results["after"].structured_content["pages"][0]["text"] == HELLO_PAGES[1]
+
+
+async def _job_niceness(found: list[int]) -> None:
+    """The niceness of the container's job child (the image's user, uid 10001), once it runs."""
+    with anyio.fail_after(20):
+        while not found:
+            for process in psutil.process_iter(["name", "uids", "nice"]):
+                if process.info["name"] == "airlock-job" and process.info["uids"].real == _IMAGE_UID:
+                    found.append(process.info["nice"])
+                    return
+            await anyio.sleep(0.02)
