@@ -48,7 +48,6 @@ class JobOutcome:
     wall_ms: float
     rusage: dict[str, float]
     untrusted_envelope: dict[str, Any] | None = None
-    job: int = 0  # the zygote's job id: the key of a late ``job_exit`` event in the audit log
 
 
 def complete_envelope(untrusted_output: bytes) -> dict[str, Any] | None:

@@ -266,10 +266,12 @@ class Pool:
                             kind,
                             args,
                             input_fd,
-                            limits,
-                            deadline_s,
-                            sandbox or {},
-                            (on_progress, on_line, on_start),
+                            limits=limits,
+                            deadline_s=deadline_s,
+                            sandbox=sandbox or {},
+                            on_progress=on_progress,
+                            on_line=on_line,
+                            on_start=on_start,
                         )
                     except NotDelivered as exc:
                         # Nothing ran under a zygote, so a retry is safe.
@@ -281,16 +283,19 @@ class Pool:
         finally:
             self._admitted -= 1
 
-    async def _run_on(  # noqa: PLR0917 - private; mirrors run() plus the zygote
+    async def _run_on(
         self,
         zygote: ZygoteLink,
         kind: str,
         args: dict[str, Any],
         input_fd: int,
+        *,
         limits: dict[str, int],
         deadline_s: float,
         sandbox: dict[str, Any],
-        callbacks: tuple[ProgressFn | None, LineFn | None, Callable[[int], None] | None],
+        on_progress: ProgressFn | None,
+        on_line: LineFn | None,
+        on_start: Callable[[int], None] | None,
     ) -> JobOutcome:
         job_id = next(self._ids)
         pending = Pending(kind)
@@ -314,7 +319,6 @@ class Pool:
                 raise NotDelivered from exc
             finally:
                 os.close(write_fd)
-            on_progress, on_line, on_start = callbacks
             if on_start is not None:
                 on_start(job_id)
             max_bytes = int(limits["max_result_bytes"])
@@ -354,11 +358,8 @@ class Pool:
                 wall_ms=round((time.monotonic() - sent) * 1000, 3),
                 rusage={},
                 untrusted_envelope=envelope,
-                job=job_id,
             )
-        outcome = reaped_outcome(pending, output, overflow)
-        outcome.job = job_id
-        return outcome
+        return reaped_outcome(pending, output, overflow)
 
     def _deliver(
         self, zygote: ZygoteLink, job: dict[str, Any], spec: str, deadline_s: float, fds: list[int]

@@ -89,10 +89,11 @@ async def test_direct_job_is_audited_under_its_spare(docs: Path) -> None:
     async with Pool(1, 4, 60, 1, spares=1) as pool:
         await run(pool, docs / "hello.pdf", READ_ARGS)
         (spare,) = await held_spares(pool, await settled_zygote(), 1)
+        started: list[int] = []
         with structlog.testing.capture_logs() as events:
-            outcome = await run_with(pool, docs / "hello.pdf", LIMITS, deadline_s=20)
+            outcome = await run_with(pool, docs / "hello.pdf", LIMITS, deadline_s=20, on_start=started.append)
             for _ in range(500):
-                exits = [event for event in events if event.get("job") == outcome.job]
+                exits = [event for event in events if event.get("job") in started]
                 if exits:
                     break
                 await anyio.sleep(0.01)

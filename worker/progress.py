@@ -16,7 +16,7 @@ import json
 import os
 from typing import Any, Final
 
-__all__ = ["emit", "enable", "page_done"]
+__all__ = ["emit", "enable", "page_done", "write_all"]
 
 _RESULT_FD: Final = 4
 _state = {"enabled": False, "last": -1}
@@ -37,6 +37,11 @@ def page_done(done: int, total: int) -> None:
 def emit(kind: str, value: dict[str, Any]) -> None:
     """Write ``{kind: value}`` as one line (a blocking pipe: loop until all of it is written)."""
     payload = json.dumps({kind: value}, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    view = memoryview(payload.encode("utf-8", errors="replace") + b"\n")
+    write_all(_RESULT_FD, payload.encode("utf-8", errors="replace") + b"\n")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of ``data`` to a blocking pipe (a write may take only part of it); the envelope too."""
+    view = memoryview(data)
     while view:
-        view = view[os.write(_RESULT_FD, view) :]
+        view = view[os.write(fd, view) :]

@@ -141,6 +141,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 if not boxes:
                     warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
                 already = skip if position == 0 else 0
+                label = None  # looked up once per page, and only for a page with a hit
                 for seen, span in enumerate(budget.spans(pattern, text, index + 1)):
                     if seen < already:
                         continue
@@ -148,7 +149,8 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                         next_position = {"index": start_index + position, "skip": seen}
                         break
                     hit = _hit(text, span, context, textpage if boxes else None)
-                    hits.append({"page": index + 1, "label": pdfium_label(document, index), **hit})
+                    label = label or pdfium_label(document, index)
+                    hits.append({"page": index + 1, "label": label, **hit})
             finally:
                 textpage.close()
                 page.close()
