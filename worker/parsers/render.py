@@ -24,8 +24,9 @@ __all__ = ["encode_png", "fit_scale", "run"]
 
 POINTS_PER_INCH: Final = 72.0
 # zlib levels 1-3 use its fast matcher, 4-9 the lazy one. On rendered pages and decoded photos
-# level 3 encoded 1.5-3x faster than 6 and the PNG was smaller in colour (a 150 dpi photo page:
-# 104 ms and 971 KB against 295 ms and 1041 KB); grey text pages came out up to 11% larger.
+# level 3 encoded 1.7-2.8x faster than 6 and the PNG was smaller in colour (the scan page: 97 ms
+# and 970 KB against 268 ms and 1041 KB); a grey text page came out 11% larger.
+# ``python bench/png_levels.py`` measures the levels on the corpus.
 PNG_COMPRESS_LEVEL: Final = 3
 
 
