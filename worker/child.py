@@ -47,6 +47,11 @@ _DECODE_SHARE: Final = 2
 _MAX_JOB_MESSAGE: Final = 1 << 16
 _JOB_FDS: Final = 2
 _SPARE_NAME: Final = b"airlock-spare"
+# Shaped like a job message (``server.pool``), for the warm-up's JSON decoding.
+_WARM_JOB: Final = (
+    b'{"op":"job","id":0,"kind":"pdf_read","args":{"kind":"pdf_read","max_chars":1000,'
+    b'"engine":"fast","pages":null,"password":null},"limits":{},"sandbox":{},"deadline_s":1.0}'
+)
 _JOB_NAME: Final = b"airlock-job"
 _ENGINE_ERRORS: Final = frozenset(
     {"PdfiumError", "PdfError", "QpdfRuntimeError", "DataDecodingError", "PSEOF", "PDFSyntaxError"}
@@ -141,12 +146,18 @@ def _receive_job(spare: socket.socket, flags: int = 0) -> dict[str, Any] | None:
     return job
 
 
-def _warm_up(warm_pdf: bytes) -> None:
-    """One tiny parse inside the sandbox, so the copy-on-write faults and lazy set-up of a first
-    parse happen before the job arrives. Best effort: the job runs either way."""
+def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
+    """The job's path once, inside the sandbox, over a trusted one-page document: the decode caps,
+    a job message's JSON, the parse and the envelope's encoding. Their first-touch costs (copy-on-
+    write faults on the zygote's pages, lazy set-up) are then paid before the job arrives; the
+    job repeats each step itself. Best effort: the job runs either way."""
     try:
-        result = get_parser("pdf_read")(warm_pdf, {"max_chars": 1000})
-        json.dumps({"ok": True, "result": result}, ensure_ascii=False, separators=(",", ":"))
+        from worker.parsers.common import apply_decode_limits
+
+        apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
+        args = json.loads(_WARM_JOB)["args"]
+        result = get_parser(args.pop("kind"))(warm_pdf, args)
+        _encode({"ok": True, "result": result}, limits.max_result_bytes)
     except Exception:  # noqa: S110 - an optimisation only; the job reports its own errors
         pass
 
@@ -176,7 +187,7 @@ def run_spare(
             job = _receive_job(spare, socket.MSG_DONTWAIT)
         except BlockingIOError:  # no job waiting yet: warm up (off the critical path), then block
             if warm_pdf is not None:
-                _warm_up(warm_pdf)
+                _warm_up(warm_pdf, limits)
             job = _receive_job(spare)
         if job is None:
             os._exit(EXIT_OK)
