@@ -107,10 +107,25 @@ class _Stream:
 
 
 class _TwoEnded:
-    """The merge: positions placed in order from 0 until the selection or the budget ends."""
+    """The merge: positions placed in order from 0 until the selection or the budget ends.
 
-    def __init__(self, job_args: dict[str, Any]) -> None:
+    ``start_backward`` starts a backward child's job (given the one it replaces, if any);
+    ``room`` says whether one may start now. Both are called from ``on_line``: each line is
+    handled where it is read, and the task waiting for the answer wakes only when the answer is
+    complete, the forward child has ended, or there is progress to report."""
+
+    def __init__(
+        self,
+        job_args: dict[str, Any],
+        start_backward: Callable[[_Stream | None], object] = lambda _after: None,
+        room: Callable[[], bool] = lambda: False,
+        *,
+        report_progress: bool = False,
+    ) -> None:
         self.args = job_args
+        self.start_backward = start_backward
+        self.room = room
+        self.report_progress = report_progress
         self.start_index = int(job_args.get("start_index", 0))
         self.start_offset = int(job_args.get("start_offset", 0))
         self.remaining = int(job_args["max_chars"])
@@ -179,7 +194,9 @@ class _TwoEnded:
         elif line.page is not None:
             self._on_page(stream, line.page, len(untrusted_line))
         self._place()
-        self.changed.set()
+        self._steer()
+        if self.done or self.report_progress:
+            self.changed.set()
 
     def _on_selection(self, stream: _Stream, selection: StreamedSelection) -> None:
         if stream.selection is not None:
@@ -292,35 +309,37 @@ class _TwoEnded:
 
     # -- waiting, progress, the answer ----------------------------------------------------
 
-    async def wait(
-        self,
-        progress: ProgressFn | None,
-        start_backward: Callable[[_Stream | None], object],
-        room: Callable[[], bool],
-    ) -> None:
-        """Until the answer is complete or the forward child has ended. The backward child is
-        started once the forward one has said how many positions there are, if enough are left
-        and there is ``room`` (checked again as pages come: spares refill in the meantime); it
-        is restarted lower, or cancelled, when ``max_chars`` will run out long before it."""
+    def _steer(self) -> None:
+        """After each line: the backward child is started once the forward one has said how
+        many positions there are, if enough are left and there is ``room`` (checked again as
+        pages come: spares refill in the meantime); it is restarted lower, or cancelled, when
+        ``max_chars`` will run out long before it."""
+        if self.done or self.forward.ended:
+            return
+        if not self.backward_started:
+            enough = self.todo - self.placed >= _MIN_BACKWARD_POSITIONS
+            if self.forward.selection is not None and enough and self.room():
+                self.backward_started = True
+                self.start_backward(None)
+        elif self.backward.ended:
+            return
+        elif top := self.restart_at():
+            log.debug("backward_read_restarted", placed=self.placed, top=top, todo=self.todo)
+            replaced, self.backward = self.backward, _Stream("backward", top=top)
+            replaced.scope.cancel()
+            self.restarted = True
+            self.start_backward(replaced)
+        elif self.backward_useless():
+            log.debug("backward_read_cancelled", placed=self.placed, todo=self.todo)
+            self.backward.scope.cancel()
+
+    async def wait(self, progress: ProgressFn | None) -> None:
+        """Until the answer is complete or the forward child has ended, reporting progress."""
         while not (self.done or self.forward.ended):
+            self.changed = anyio.Event()  # before any await: a line during the report sets it
             await self._report(progress)
-            if self.done or self.forward.ended:
-                break
-            if not self.backward_started and self.forward.selection is not None:
-                if self.todo - self.placed >= _MIN_BACKWARD_POSITIONS and room():
-                    self.backward_started = True
-                    start_backward(None)
-            elif self.backward_started and not self.backward.ended and (top := self.restart_at()):
-                log.debug("backward_read_restarted", placed=self.placed, top=top, todo=self.todo)
-                replaced, self.backward = self.backward, _Stream("backward", top=top)
-                replaced.scope.cancel()
-                self.restarted = True
-                start_backward(replaced)
-            elif self.backward_started and not self.backward.ended and self.backward_useless():
-                log.debug("backward_read_cancelled", placed=self.placed, todo=self.todo)
-                self.backward.scope.cancel()
-            self.changed = anyio.Event()
-            await self.changed.wait()
+            if not (self.done or self.forward.ended):
+                await self.changed.wait()
         if self.done:
             await self._report(progress)
 
@@ -399,15 +418,16 @@ async def two_ended_read(
     # The forward child takes a spare as a single child would; the backward one is gated later.
     if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES or runner.free_workers() < 2:
         return None
-    read = _TwoEnded(job_args)
     progress = runner.progress()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(read.run, runner, document, read.forward)
-        await read.wait(
-            progress,
+        read = _TwoEnded(
+            job_args,
             lambda after: tg.start_soon(read.run, runner, document, read.backward, after),
             lambda: _room_for(runner, 1),
+            report_progress=progress is not None,
         )
+        tg.start_soon(read.run, runner, document, read.forward)
+        await read.wait(progress)
         tg.cancel_scope.cancel()
     if read.done:
         log.debug(
