@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -86,9 +87,23 @@ class ProgressLines:
         self.on_line = on_line
         self.active = True
         self.last = -1
+        self.pending: deque[tuple[int, int]] = deque()  # taken, not yet passed to ``callback``
         self._scanned = 0  # bytes of an unfinished stream line already searched for its newline
 
     async def consume(self, buffer: bytearray) -> None:
+        self.take(buffer)
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Pass the progress taken so far to ``callback``, in order."""
+        while self.pending:
+            done, total = self.pending.popleft()
+            if self.callback is not None:
+                await self.callback(done, total)
+
+    def take(self, buffer: bytearray) -> None:
+        """Remove the complete leading lines from ``buffer``: stream lines go to ``on_line`` at
+        once, progress is kept in ``pending`` for ``flush``. Synchronous (an fd callback's)."""
         while self.active and buffer:
             if buffer.startswith(_PROGRESS_PREFIX):
                 end = buffer.find(b"\n", 0, _MAX_PROGRESS_LINE)
@@ -97,7 +112,7 @@ class ProgressLines:
                     return
                 untrusted_line = bytes(buffer[:end])
                 del buffer[: end + 1]
-                await self._forward(untrusted_line)
+                self._take_progress(untrusted_line)
             elif self.on_line is not None and buffer.startswith(_STREAM_PREFIXES):
                 end = buffer.find(b"\n", self._scanned)
                 if end < 0:
@@ -117,7 +132,7 @@ class ProgressLines:
     def _prefixes(self) -> tuple[bytes, ...]:
         return (_PROGRESS_PREFIX, *_STREAM_PREFIXES) if self.on_line is not None else (_PROGRESS_PREFIX,)
 
-    async def _forward(self, untrusted_line: bytes) -> None:
+    def _take_progress(self, untrusted_line: bytes) -> None:
         try:
             untrusted = json.loads(untrusted_line)
             done, total = int(untrusted["progress"]), int(untrusted["total"])
@@ -125,4 +140,4 @@ class ProgressLines:
             return
         if self.callback is not None and self.last < done <= total <= _MAX_PROGRESS_TOTAL:
             self.last = done
-            await self.callback(done, total)
+            self.pending.append((done, total))

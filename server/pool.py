@@ -33,6 +33,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
@@ -40,6 +41,7 @@ import anyio.abc
 import structlog
 
 from server.errors import ToolError
+from server.fdreader import reading
 from server.joboutput import JobOutcome, LineFn, ProgressFn, ProgressLines, complete_envelope
 from server.sanitize import clean_text
 from server.spares import spec_key
@@ -58,6 +60,17 @@ ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", "PYTHONPATH", "PDF_AIRLOCK_TES
 
 
 _SEND_ATTEMPTS: Final = 2
+
+
+@dataclass(slots=True)
+class _Output:
+    """A job's result pipe as read so far (``Pool._read_output``)."""
+
+    buffer: bytearray = field(default_factory=bytearray)
+    total: int = 0
+    end: bool = False  # EOF, over the cap, or a failure
+    failure: BaseException | None = None
+    woke: anyio.Event = field(default_factory=anyio.Event)
 
 
 class Pool:
@@ -175,25 +188,42 @@ class Pool:
             buffer = buffer[-_MAX_STDERR_LINE:]
 
     async def _read_control(self, zygote: ZygoteLink) -> None:
-        while True:
-            await anyio.wait_readable(zygote.sock)
-            try:
-                data, fds = zygote.receive()
-            except BlockingIOError:
-                continue
-            except OSError:
-                return
-            if not data:
-                for fd in fds:
-                    os.close(fd)
-                return
-            message = json.loads(data)
-            zygote.on_message(message, fds)
-            if message.get("op") == "ready":
-                self.layers = zygote.layers
-                log.info(
-                    "zygote_ready", pid=message.get("pid"), warm_ms=message.get("warm_ms"), layers=self.layers
-                )
+        """Until the control socket closes or fails. Messages are handled in the event loop's
+        callback as they come (``server.fdreader``), without waking this task."""
+        closed = anyio.Event()
+        failure: list[BaseException] = []
+
+        def on_readable() -> bool:
+            while True:
+                try:
+                    data, fds = zygote.receive()
+                except BlockingIOError:
+                    return False
+                except OSError:
+                    closed.set()
+                    return True
+                if not data:
+                    for fd in fds:
+                        os.close(fd)
+                    closed.set()
+                    return True
+                self._on_control(zygote, json.loads(data), fds)
+
+        def on_error(exc: BaseException) -> None:
+            failure.append(exc)
+            closed.set()
+
+        with reading(zygote.sock.fileno(), on_readable, on_error):
+            await closed.wait()
+        if failure:
+            raise failure[0]
+
+    def _on_control(self, zygote: ZygoteLink, message: dict[str, Any], fds: list[int]) -> None:
+        zygote.on_message(message, fds)
+        if message.get("op") == "ready":
+            self.layers = zygote.layers
+            pid, warm_ms = message.get("pid"), message.get("warm_ms")
+            log.info("zygote_ready", pid=pid, warm_ms=warm_ms, layers=self.layers)
 
     def _retire(self, zygote: ZygoteLink) -> None:
         self._kill_zygote(zygote)
@@ -390,28 +420,43 @@ class Pool:
     async def _read_output(
         self, zygote: ZygoteLink, job_id: int, fd: int, max_bytes: int, progress: ProgressLines
     ) -> tuple[bytes, bool]:
-        """Everything the child wrote, up to ``max_bytes``; leading progress lines are consumed.
+        """Everything the child wrote, up to ``max_bytes``; leading progress and stream lines
+        are consumed. The pipe is read in the event loop's callback (``server.fdreader``), to
+        EAGAIN each time: the child closes it right after its last write, so the EOF usually
+        comes with the envelope. Stream lines go to their handler from there; this task wakes
+        only for progress to pass on and at the end."""
+        output = _Output()
 
-        After a chunk the pipe is read again at once: the child closes it right after its last
-        write, so the EOF is usually already there and one event-loop round trip is saved (the
-        loop without a wait is bounded by ``max_bytes``)."""
-        buffer = bytearray()
-        total = 0
-        ready = False
-        while True:
-            if not ready:
-                await anyio.wait_readable(fd)
-            try:
-                chunk = os.read(fd, _READ_CHUNK)
-            except BlockingIOError:
-                ready = False
-                continue
-            ready = True
-            if not chunk:
-                return bytes(buffer), False
-            total += len(chunk)
-            if total > max_bytes:
-                self._send_kill(zygote, job_id)
-                return b"", True
-            buffer += chunk
-            await progress.consume(buffer)
+        def on_readable() -> bool:
+            while True:
+                try:
+                    chunk = os.read(fd, _READ_CHUNK)
+                except BlockingIOError:
+                    break
+                output.total += len(chunk)
+                if not chunk or output.total > max_bytes:
+                    output.end = True
+                    break
+                output.buffer += chunk
+                progress.take(output.buffer)
+            if output.end or progress.pending:
+                output.woke.set()
+            return output.end
+
+        def on_error(exc: BaseException) -> None:
+            output.failure = exc
+            output.end = True
+            output.woke.set()
+
+        with reading(fd, on_readable, on_error):
+            while not output.end:
+                await output.woke.wait()
+                output.woke = anyio.Event()
+                await progress.flush()
+        if output.failure is not None:
+            raise output.failure
+        await progress.flush()
+        if output.total > max_bytes:
+            self._send_kill(zygote, job_id)
+            return b"", True
+        return bytes(output.buffer), False
