@@ -3,8 +3,8 @@
 A jsonschema-based client (the Python SDK checks every ``structuredContent`` against the tool's
 ``outputSchema``) resolves a ``$ref`` each time it meets one: once per page of a ``pdf_read``
 answer, for example. The same schema written out in place validates the same documents and is
-faster to check (``python bench/mcp_bench.py`` reports the client's check). A definition that
-refers to itself, directly or through others, stays a ``$ref`` into ``$defs``.
+faster to check (``python bench/schema_refs.py FILE`` times the SDK client on both). A
+definition that refers to itself, directly or through others, stays a ``$ref`` into ``$defs``.
 """
 
 from __future__ import annotations

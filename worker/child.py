@@ -49,8 +49,8 @@ _JOB_FDS: Final = 2
 _SPARE_NAME: Final = b"airlock-spare"
 # Shaped like a job message (``server.pool``), for the warm-up's JSON decoding.
 _WARM_JOB: Final = (
-    b'{"op":"job","id":0,"kind":"pdf_read","args":{"kind":"pdf_read","max_chars":1000,'
-    b'"engine":"fast","pages":null,"password":null},"limits":{},"sandbox":{},"deadline_s":1.0}'
+    b'{"op":"job","id":0,"kind":"pdf_read","args":{"max_chars":1000,"engine":"fast",'
+    b'"pages":null,"password":null},"limits":{},"sandbox":{},"deadline_s":1.0}'
 )
 _JOB_NAME: Final = b"airlock-job"
 _ENGINE_ERRORS: Final = frozenset(
@@ -155,8 +155,8 @@ def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
         from worker.parsers.common import apply_decode_limits
 
         apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
-        args = json.loads(_WARM_JOB)["args"]
-        result = get_parser(args.pop("kind"))(warm_pdf, args)
+        job = json.loads(_WARM_JOB)
+        result = get_parser(str(job["kind"]))(warm_pdf, dict(job["args"]))
         _encode({"ok": True, "result": result}, limits.max_result_bytes)
     except Exception:  # noqa: S110 - an optimisation only; the job reports its own errors
         pass
