@@ -662,16 +662,16 @@ def targets(report: dict[str, Any]) -> list[str]:
         (
             "1-page `pdf_read` within 5 ms of in-process pypdfium2 (median of paired differences, "
             f"each call after a {SETTLE_S * 1000:.0f} ms pause; back to back: {back_diff:+.1f} ms)",
-            f"+{one_diff:.1f} ms",
+            f"{one_diff:+.2f} ms",
             one_diff <= 5,
         ),
-        ("10-page `pdf_read` within 1.15x (median of paired ratios)", f"{ten_ratio:.2f}x", ten_ratio <= 1.15),
+        ("10-page `pdf_read` within 1.15x (median of paired ratios)", f"{ten_ratio:.3f}x", ten_ratio <= 1.15),
         (
             "the server alone, over a bare pipe (no SDK client; paired, after the pause): 1-page within 5 ms",
-            f"{raw_one:+.1f} ms",
+            f"{raw_one:+.2f} ms",
             raw_one <= 5,
         ),
-        ("the server alone, over a bare pipe: 10-page within 1.15x", f"{raw_ten:.2f}x", raw_ten <= 1.15),
+        ("the server alone, over a bare pipe: 10-page within 1.15x", f"{raw_ten:.3f}x", raw_ten <= 1.15),
         (
             "text-1000.pdf read whole faster than in-process pypdfium2 (median of paired ratios)",
             f"{thousand_ratio:.2f}x",
