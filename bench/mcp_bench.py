@@ -458,21 +458,31 @@ def raw_paired(folder: Path, files: dict[str, Path], runs: int) -> dict[str, tup
     return result
 
 
-async def client_share(folder: Path, runs: int, name: str = "text-10.pdf") -> dict[str, float]:
-    """What the SDK client itself spends on the ``name`` answer: the captured answer replayed by
-    an instant server (``bench/replay_server.py``), through the SDK client and over a bare pipe."""
+def capture_read(folder: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The server's ``tools/list`` result and its whole-text ``pdf_read`` result for ``name``."""
     server = RawServer(folder, "--log-level", "warning", "--cache-mb", "0")
     server.request("tools/list", {})
     tools = server.last
     server.request("tools/call", {"name": "pdf_read", "arguments": {"path": name, "max_chars": MAX_CHARS}})
     answer = server.last
     server.close()
+    return tools, answer
+
+
+def replay_command(tools_file: Path, answer_file: Path) -> list[str]:
+    """``bench/replay_server.py`` answering with the listing and the answer in these files."""
+    return [sys.executable, str(ROOT / "bench" / "replay_server.py"), str(tools_file), str(answer_file)]
+
+
+async def client_share(folder: Path, runs: int, name: str = "text-10.pdf") -> dict[str, float]:
+    """What the SDK client itself spends on the ``name`` answer: the captured answer replayed by
+    an instant server (``bench/replay_server.py``), through the SDK client and over a bare pipe."""
+    tools, answer = capture_read(folder, name)
     with tempfile.TemporaryDirectory() as tmp:
         tools_file, answer_file = Path(tmp) / "tools.json", Path(tmp) / "answer.json"
         tools_file.write_text(json.dumps(tools))
         answer_file.write_text(json.dumps(answer))
-        replayer = ROOT / "bench" / "replay_server.py"
-        command = [sys.executable, str(replayer), str(tools_file), str(answer_file)]
+        command = replay_command(tools_file, answer_file)
         replay = StdioServerParameters(command=command[0], args=command[1:], cwd=str(ROOT))
         async with Client(replay, mode="legacy") as client:
             await client.list_tools()

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 from corpus import build  # noqa: E402
-from mcp_bench import MAX_CHARS, RawServer, read_whole, timed  # noqa: E402
+from mcp_bench import capture_read, read_whole, replay_command, timed  # noqa: E402
 
 from server.models import PdfReadOutput, ToolErrorOutput  # noqa: E402
 
@@ -45,24 +45,17 @@ def with_refs(tools: dict[str, Any]) -> dict[str, Any]:
 
 
 async def compare(name: str, runs: int) -> dict[str, float]:
-    files = build()
-    server = RawServer(files[name].parent, "--log-level", "warning", "--cache-mb", "0")
-    server.request("tools/list", {})
-    tools = server.last
-    server.request("tools/call", {"name": "pdf_read", "arguments": {"path": name, "max_chars": MAX_CHARS}})
-    answer = server.last
-    server.close()
+    tools, answer = capture_read(build()[name].parent, name)
     times: dict[str, list[float]] = {"published": [], "with $refs": []}
     with tempfile.TemporaryDirectory() as tmp:
         answer_file = Path(tmp) / "answer.json"
         answer_file.write_text(json.dumps(answer))
-        replayer = str(ROOT / "bench" / "replay_server.py")
         servers: dict[str, StdioServerParameters] = {}
         for label, listing in (("published", tools), ("with $refs", with_refs(tools))):
             listing_file = Path(tmp) / f"{len(servers)}.json"
             listing_file.write_text(json.dumps(listing))
-            args = [replayer, str(listing_file), str(answer_file)]
-            servers[label] = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT))
+            command = replay_command(listing_file, answer_file)
+            servers[label] = StdioServerParameters(command=command[0], args=command[1:], cwd=str(ROOT))
         async with (
             Client(servers["published"], mode="legacy") as published,
             Client(servers["with $refs"], mode="legacy") as refs,
