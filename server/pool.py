@@ -38,6 +38,7 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import structlog
 
 from server.errors import ToolError
@@ -237,6 +238,9 @@ class Pool:
                 zygote.process.kill()
 
     async def _ready_zygote(self) -> ZygoteLink:
+        zygote = self._zygote
+        if zygote is not None and zygote.alive and zygote.ready.is_set():
+            return zygote  # without the timer and the round of the event loop of the wait below
         with anyio.move_on_after(self.start_timeout_s):
             while True:
                 zygote = self._zygote
@@ -286,7 +290,8 @@ class Pool:
             )
         self._admitted += 1
         try:
-            async with self._limiter:
+            await self._take_slot()
+            try:
                 undelivered: NotDelivered | None = None
                 for _attempt in range(_SEND_ATTEMPTS):
                     zygote = await self._ready_zygote()
@@ -310,8 +315,19 @@ class Pool:
                 raise ToolError(
                     "worker_unavailable", "the worker process is not reachable; retry"
                 ) from undelivered
+            finally:
+                self._limiter.release()
         finally:
             self._admitted -= 1
+
+    async def _take_slot(self) -> None:
+        """A worker slot: at once when one is free and nobody waits (``async with`` on the
+        limiter always yields a round of the event loop first), else in turn."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self._limiter.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._limiter.acquire()
 
     async def _run_on(
         self,

@@ -328,16 +328,16 @@ class StdioTransport:
             if isinstance(item, str):
                 log.warning("frame_rejected", reason=item)
                 rejected = _error_frame(INVALID_REQUEST, f"Invalid Request: {item}")
-                await self._frames_send.send((self._frame(rejected), None))
+                await self._queue(self._frame(rejected), None)
                 continue
             obj, error = _decode(item)
             if error is not None:
                 log.warning("message_rejected", code=error["error"]["code"])
-                await self._frames_send.send((self._frame(error), None))
+                await self._queue(self._frame(error), None)
                 continue
             reply, key = self._screen_incoming(obj)
             if reply is not None:
-                await self._frames_send.send((reply, None))
+                await self._queue(reply, None)
                 continue
             if self._start_fast(obj, key):
                 continue
@@ -357,7 +357,7 @@ class StdioTransport:
         self._early_key = key
         if obj.get("method") == "initialize":
             self.protocol_version = str(result.get("protocolVersion"))
-        await self._frames_send.send((frame, key))
+        await self._queue(frame, key)
         log.debug("handshake_answered_early", method=obj.get("method"))
         return True
 
@@ -376,6 +376,15 @@ class StdioTransport:
             text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
             body = text.encode("utf-8", "replace")
         return self._framer.encode(body)
+
+    async def _queue(self, frame: bytes, key: str | None) -> None:
+        """Hand ``frame`` to the write loop, without a round of the event loop when there is
+        room (``send`` always yields first); a cancelled caller still raises here."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self._frames_send.send_nowait((frame, key))
+        except anyio.WouldBlock:
+            await self._frames_send.send((frame, key))
 
     async def _write_loop(self) -> None:
         async with self._frames_recv:
@@ -446,7 +455,7 @@ class StdioTransport:
                     text = "Invalid Request: not a JSON-RPC 2.0 message"
                     error = _error_frame(INVALID_REQUEST, text, request_id)
                     log.warning("message_rejected", code=INVALID_REQUEST)
-                    await self._frames_send.send((self._frame(error), key))
+                    await self._queue(self._frame(error), key)
                     continue
                 await in_send.send(SessionMessage(message))
 
@@ -477,7 +486,7 @@ class StdioTransport:
                 params = {"progressToken": token, "progress": done, "total": total}
                 params["message"] = f"page {done} of {total}"
                 notification = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
-                await self._frames_send.send((self._utf8_frame(notification), None))
+                await self._queue(self._utf8_frame(notification), None)
 
         with self._fast_scopes[key] as scope:
             try:
@@ -486,7 +495,7 @@ class StdioTransport:
                 del self._fast_scopes[key]
             frame = self._utf8_frame({"jsonrpc": "2.0", "id": call.request_id, "result": result})
             self._remember(key, frame)
-            await self._frames_send.send((frame, key))
+            await self._queue(frame, key)
         if scope.cancelled_caught:
             self._settle(key)
 
@@ -508,4 +517,4 @@ class StdioTransport:
                             log.error("early_handshake_mismatch", sdk_error=failed)
                         continue
                     self._remember(key, frame)
-                await self._frames_send.send((frame, key))
+                await self._queue(frame, key)
