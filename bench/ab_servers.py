@@ -1,6 +1,7 @@
-"""Two servers side by side, differing only in flags: ``python bench/ab_servers.py FILE``.
+"""Two servers side by side, differing in flags or in code: ``python bench/ab_servers.py FILE``.
 
     python bench/ab_servers.py text-10.pdf --a "--job-nice 0" --b ""   # niceness 0 against 10
+    git worktree add /tmp/old HEAD~1 && python bench/ab_servers.py text-1.pdf --b-code /tmp/old
 
 Both run at once over bare pipes (no SDK client), cache off, and take turns (ABBA...) reading
 the whole corpus FILE after a pause, with the in-process floor measured before each pair; it
@@ -29,14 +30,16 @@ def main() -> None:
     parser.add_argument("file")
     parser.add_argument("--a", default="", help="server A's extra flags (shell words)")
     parser.add_argument("--b", default="", help="server B's extra flags (shell words)")
+    parser.add_argument("--a-code", type=Path, default=ROOT, help="checkout server A runs from")
+    parser.add_argument("--b-code", type=Path, default=ROOT, help="checkout server B runs from")
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--pause", type=float, default=0.03, help="seconds before each call")
     ns = parser.parse_args()
     files = build()
     folder, path = files[ns.file].parent, files[ns.file]
     servers = [
-        RawServer(folder, "--log-level", "warning", "--cache-mb", "0", *shlex.split(flags))
-        for flags in (ns.a, ns.b)
+        RawServer(folder, "--log-level", "warning", "--cache-mb", "0", *shlex.split(flags), code=code)
+        for flags, code in ((ns.a, ns.a_code), (ns.b, ns.b_code))
     ]
     call = {"name": "pdf_read", "arguments": {"path": ns.file, "max_chars": MAX_CHARS}}
     for server in servers:
@@ -56,7 +59,8 @@ def main() -> None:
     difference = statistics.median(b - a for a, b in zip(*times, strict=True))
     sys.stdout.write(
         f"{ns.file}: floor {statistics.median(floors):.2f} ms, A {statistics.median(times[0]):.2f} ms "
-        f"({ns.a or 'defaults'}), B {statistics.median(times[1]):.2f} ms ({ns.b or 'defaults'}), "
+        f"({ns.a or 'defaults'}, {ns.a_code}), B {statistics.median(times[1]):.2f} ms "
+        f"({ns.b or 'defaults'}, {ns.b_code}), "
         f"paired B - A {difference:+.2f} ms\n"
     )
 

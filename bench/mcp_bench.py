@@ -372,12 +372,18 @@ class RawServer:
     costs. ``started_ms`` is spawn -> ``initialize`` answered."""
 
     def __init__(
-        self, folder: Path, *extra: str, stderr: Any = subprocess.DEVNULL, command: list[str] | None = None
+        self,
+        folder: Path,
+        *extra: str,
+        stderr: Any = subprocess.DEVNULL,
+        command: list[str] | None = None,
+        code: Path = ROOT,
     ) -> None:
+        """``code``: the checkout whose ``server`` package runs (``python -m server`` there)."""
         spawned = time.perf_counter()
         self.proc = subprocess.Popen(
-            command or [sys.executable, "-m", "server", "serve", "--root", str(folder), *extra],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=ROOT,
+            command or [sys.executable, "-m", "server", "serve", "--root", str(folder.resolve()), *extra],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=code,
         )  # fmt: skip
         self.last: dict[str, Any] = {}
         self.ids = iter(range(1, 1_000_000))
