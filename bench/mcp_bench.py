@@ -428,6 +428,7 @@ def raw_pipe(folder: Path, runs: int = 50) -> dict[str, Any]:
     result: dict[str, Any] = {
         "initialize_ms": server.started_ms,
         "tools_list_ms": statistics.median(server.request("tools/list", {}) for _ in range(runs)),
+        "tools_list_bytes": len(json.dumps(server.last, separators=(",", ":"))),
         "cache_hit_ms": statistics.median(server.request("tools/call", read) for _ in range(runs)),
     }
     server.close()
@@ -569,7 +570,8 @@ def markdown(report: dict[str, Any], runs: int) -> str:
         f"{report['cache']['text-100.pdf:validation']:.2f} ms |",
         f"| supervisor RSS after warm-up | {report['idle_rss_mb']:.0f} MB |",
         f"| raw pipe (no SDK client): spawn -> `initialize` | {report['raw']['initialize_ms']:.0f} ms |",
-        f"| raw pipe: `tools/list` | {report['raw']['tools_list_ms']:.2f} ms |",
+        f"| raw pipe: `tools/list` ({report['raw']['tools_list_bytes']:,} bytes of JSON) "
+        f"| {report['raw']['tools_list_ms']:.2f} ms |",
         f"| raw pipe: repeated `pdf_read` of text-100.pdf, cache hit "
         f"| {report['raw']['cache_hit_ms']:.2f} ms |",
         f"| `pdf-airlock batch pdf_read` over {report['batch'][0]} ten-page documents (whole run, "

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from server.schema import inline_refs
+from server.schema import drop_titles, inline_refs
 from server.untrusted import (
     ActionLocation,
     Annotation,
@@ -396,6 +396,7 @@ class ToolErrorOutput(BaseModel):
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The published outputSchema: the tool's result or the error envelope. Some clients (the
     TypeScript SDK) validate ``structuredContent`` even when ``isError`` is true. Written out
-    without ``$ref``s (``server.schema``): cheaper for a client to check on every answer."""
+    without ``$ref``s (``server.schema``): cheaper for a client to check on every answer; and
+    without titles, as every published schema."""
     union: type[RootModel[Any]] = RootModel[model | ToolErrorOutput]  # type: ignore[valid-type]
-    return inline_refs({"type": "object", **union.model_json_schema()})
+    return drop_titles(inline_refs({"type": "object", **union.model_json_schema()}))

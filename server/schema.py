@@ -1,19 +1,36 @@
-"""Published JSON Schemas with their local ``$ref``s replaced by the definitions they name.
+"""Published JSON Schemas: local ``$ref``s replaced by the definitions they name, and no titles.
 
 A jsonschema-based client (the Python SDK checks every ``structuredContent`` against the tool's
 ``outputSchema``) resolves a ``$ref`` each time it meets one: once per page of a ``pdf_read``
 answer, for example. The same schema written out in place validates the same documents and is
 faster to check (``python bench/schema_refs.py FILE`` times the SDK client on both). A
 definition that refers to itself, directly or through others, stays a ``$ref`` into ``$defs``.
+
+The ``title`` keywords pydantic writes on every model and field ("Max Chars" for ``max_chars``)
+are dropped (``drop_titles``): they repeat the names beside them, change no verdict, and make up
+about a sixth of ``tools/list``, which a client parses (and a model may read) in full.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["inline_refs"]
+__all__ = ["drop_titles", "inline_refs"]
 
 _PREFIX: Final = "#/$defs/"
+# Keywords whose value is a schema, a list of schemas, or a map of names to schemas (JSON
+# Schema 2020-12 and the older ``definitions``/``items`` forms); every other keyword's value is
+# data (``enum``, ``const``, ``default``, ``examples``...) or a list of names, and is left as is.
+_SCHEMA_KEYWORDS: Final = frozenset(
+    {
+        "items", "additionalItems", "additionalProperties", "not", "if", "then", "else",
+        "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+    }
+)  # fmt: skip
+_SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAPS: Final = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 
 
 class _Inliner:
@@ -59,3 +76,27 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     if kept:
         inlined["$defs"] = kept
     return inlined
+
+
+def drop_titles(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without its ``title`` keywords; a property or definition named "title" stays."""
+    dropped: dict[str, Any] = _drop(schema)
+    return dropped
+
+
+def _drop(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title":
+            continue
+        if key in _SCHEMA_KEYWORDS:
+            out[key] = [_drop(item) for item in value] if isinstance(value, list) else _drop(value)
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_drop(item) for item in value]
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _drop(item) for name, item in value.items()}
+        else:
+            out[key] = value
+    return out

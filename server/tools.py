@@ -45,6 +45,7 @@ from server.models import (
 from server.paths import Document
 from server.png import checked_png
 from server.runner import JobRunner
+from server.schema import drop_titles
 from server.split import split_read
 from server.twoended import two_ended_read
 from server.untrusted import (
@@ -85,7 +86,7 @@ class ToolSpec:
             name=self.name,
             title=self.title,
             description=self.description,
-            input_schema=self.input_model.model_json_schema(),
+            input_schema=drop_titles(self.input_model.model_json_schema()),
             output_schema=output_schema(self.output_model),
             annotations=types.ToolAnnotations(
                 title=self.title, read_only_hint=True, open_world_hint=False, idempotent_hint=True
