@@ -399,7 +399,14 @@ CLASSES: list[HostileClass] = [
     HostileClass("count_2_31", count_huge, {"info": OK, "fast": OK, "layout": OK}),
     HostileClass("millions_of_operators", millions_of_operators, {"info": OK, "fast": OK, "layout": SLOW}),
     HostileClass("scattered_glyphs_20k", scattered_glyphs, {"info": OK, "fast": OK, "layout": SLOW}),
-    HostileClass("font_widths_3m", widths_huge, {"info": OK | BOMB, "fast": OK, "layout": SLOW | BOMB}),
+    HostileClass(
+        "font_widths_3m",
+        widths_huge,
+        {"info": OK | BOMB | SLOW, "fast": OK | SLOW, "layout": SLOW | BOMB},
+        # Parsing the 12 MB array takes about 3 s of pdf_info (qpdf, then PDFium's open and page
+        # load) and 1.5-2.6 s of a PDFium read, against the suite's 5 s deadline: a loaded
+        # machine times out, which is as correct an outcome as the answer.
+    ),
     HostileClass("form_xobject_cycle", form_xobject_cycle, {"info": OK, "fast": OK, "layout": OK}),
     HostileClass("outline_cycle", outline_cycle, {"info": OK, "fast": OK, "layout": OK}),
     HostileClass(
