@@ -2,65 +2,105 @@
 
     python bench/ab_servers.py text-10.pdf --a "--job-nice 0" --b ""   # niceness 0 against 10
     git worktree add /tmp/old HEAD~1 && python bench/ab_servers.py text-1.pdf --b-code /tmp/old
+    python bench/ab_servers.py text-10.pdf --b-code /tmp/old --sdk     # each behind an SDK client
 
-Both run at once over bare pipes (no SDK client), cache off, and take turns (ABBA...) reading
-the whole corpus FILE after a pause, with the in-process floor measured before each pair; it
-prints the medians and the median of the paired differences B - A. Run it more than once: the
-machine's load moves single runs by a millisecond or more.
+Both run at once, cache off, over bare pipes (or, with ``--sdk``, each behind its own SDK
+client), and take turns (ABBA...) reading the whole of FILE (a corpus name or a PDF's path)
+after a pause, with the in-process floor measured before each pair; it prints the medians and
+the median of the paired differences B - A. Run it more than once: the machine's load moves
+single runs by a millisecond or more.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import statistics
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import build  # noqa: E402
-from mcp_bench import MAX_CHARS, RawServer, floor_text  # noqa: E402
+from mcp_bench import MAX_CHARS, RawServer, floor_text, read_whole, timed  # noqa: E402
+
+Call = Callable[[int], Awaitable[float]]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("file")
-    parser.add_argument("--a", default="", help="server A's extra flags (shell words)")
-    parser.add_argument("--b", default="", help="server B's extra flags (shell words)")
-    parser.add_argument("--a-code", type=Path, default=ROOT, help="checkout server A runs from")
-    parser.add_argument("--b-code", type=Path, default=ROOT, help="checkout server B runs from")
-    parser.add_argument("--runs", type=int, default=40)
-    parser.add_argument("--pause", type=float, default=0.03, help="seconds before each call")
-    ns = parser.parse_args()
-    files = build()
-    folder, path = files[ns.file].parent, files[ns.file]
-    servers = [
-        RawServer(folder, "--log-level", "warning", "--cache-mb", "0", *shlex.split(flags), code=code)
-        for flags, code in ((ns.a, ns.a_code), (ns.b, ns.b_code))
-    ]
-    call = {"name": "pdf_read", "arguments": {"path": ns.file, "max_chars": MAX_CHARS}}
-    for server in servers:
+async def _take_turns(
+    call: Call, path: Path, runs: int, pause: float
+) -> tuple[list[float], list[list[float]]]:
+    """Floors, and each server's times, over ``runs`` pairs in ABBA order."""
+    for which in (0, 1):
         for _ in range(3):
-            server.request("tools/call", call)
+            await call(which)
     floors: list[float] = []
     times: list[list[float]] = [[], []]
-    for run in range(ns.runs):
+    for run in range(runs):
         started = time.perf_counter()
         floor_text(path)
         floors.append((time.perf_counter() - started) * 1000)
         for which in (0, 1) if run % 2 == 0 else (1, 0):
-            time.sleep(ns.pause)
-            times[which].append(servers[which].request("tools/call", call))
-    for server in servers:
-        server.close()
+            await anyio.sleep(pause)
+            times[which].append(await call(which))
+    return floors, times
+
+
+async def _compare(ns: argparse.Namespace, path: Path) -> tuple[list[float], list[list[float]]]:
+    sides = ((ns.a, ns.a_code), (ns.b, ns.b_code))
+    extra = ("--log-level", "warning", "--cache-mb", "0")
+    if ns.sdk:
+        async with contextlib.AsyncExitStack() as stack:
+            clients = []
+            for flags, code in sides:
+                args = ["-m", "server", "serve", "--root", str(path.parent), *extra, *shlex.split(flags)]
+                params = StdioServerParameters(command=sys.executable, args=args, cwd=str(code))
+                clients.append(await stack.enter_async_context(Client(params, mode="legacy")))
+
+            async def through_sdk(which: int) -> float:
+                return await timed(lambda: read_whole(clients[which], path.name))
+
+            return await _take_turns(through_sdk, path, ns.runs, ns.pause)
+    servers = [RawServer(path.parent, *extra, *shlex.split(flags), code=code) for flags, code in sides]
+    request = {"name": "pdf_read", "arguments": {"path": path.name, "max_chars": MAX_CHARS}}
+
+    async def over_pipe(which: int) -> float:
+        return servers[which].request("tools/call", request)
+
+    try:
+        return await _take_turns(over_pipe, path, ns.runs, ns.pause)
+    finally:
+        for server in servers:
+            server.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file", help="a corpus name (text-10.pdf) or a PDF's path")
+    parser.add_argument("--a", default="", help="server A's extra flags (shell words)")
+    parser.add_argument("--b", default="", help="server B's extra flags (shell words)")
+    parser.add_argument("--a-code", type=Path, default=ROOT, help="checkout server A runs from")
+    parser.add_argument("--b-code", type=Path, default=ROOT, help="checkout server B runs from")
+    parser.add_argument("--sdk", action="store_true", help="each server behind its own SDK client")
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--pause", type=float, default=0.03, help="seconds before each call")
+    ns = parser.parse_args()
+    files = build()
+    path = files[ns.file] if ns.file in files else Path(ns.file).resolve()
+    floors, times = anyio.run(_compare, ns, path)
     difference = statistics.median(b - a for a, b in zip(*times, strict=True))
     sys.stdout.write(
-        f"{ns.file}: floor {statistics.median(floors):.2f} ms, A {statistics.median(times[0]):.2f} ms "
-        f"({ns.a or 'defaults'}, {ns.a_code}), B {statistics.median(times[1]):.2f} ms "
-        f"({ns.b or 'defaults'}, {ns.b_code}), "
+        f"{ns.file}{' (SDK clients)' if ns.sdk else ''}: floor {statistics.median(floors):.2f} ms, "
+        f"A {statistics.median(times[0]):.2f} ms ({ns.a or 'defaults'}, {ns.a_code}), "
+        f"B {statistics.median(times[1]):.2f} ms ({ns.b or 'defaults'}, {ns.b_code}), "
         f"paired B - A {difference:+.2f} ms\n"
     )
 
