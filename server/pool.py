@@ -2,7 +2,8 @@
 
 Invariants:
 - The zygote is spawned from the event-loop thread (its parent-death signal is tied to the
-  spawning thread) and lives in its own session; if the supervisor dies, it dies.
+  spawning thread) and leads its own process group in the supervisor's session (not a session
+  of its own: see ``worker.sandbox._detach``); if the supervisor dies, it dies.
 - At most ``workers`` jobs run at once; at most ``queue_depth`` more wait; beyond that a call
   fails fast with ``overloaded``.
 - A job's result pipe is read concurrently with its run, with a hard byte cap; passing the cap
@@ -157,7 +158,6 @@ class Pool:
                 stderr=-1,
                 pass_fds=(theirs.fileno(),),
                 env=env,
-                start_new_session=True,
             )
         finally:
             theirs.close()

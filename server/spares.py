@@ -28,7 +28,11 @@ import os
 import socket
 from typing import Any
 
+import structlog
+
 __all__ = ["Spares", "spec_key"]
+
+log = structlog.get_logger("pdf_airlock.pool")
 
 
 def spec_key(limits: dict[str, int], sandbox: dict[str, Any]) -> str:
@@ -66,7 +70,10 @@ class Spares:
         try:
             sock.setblocking(False)
             sock.shutdown(socket.SHUT_RD)  # whatever the peer sends is refused, never queued here
-        except OSError:
+        except OSError as exc:
+            # Not a dead spare (that fails the send later): this host refuses the call itself,
+            # for instance a seccomp profile without shutdown. Every job then forks on demand.
+            log.warning("spare_refused", pid=pid, errno=exc.errno)
             sock.close()
             return
         self._idle[pid] = sock

@@ -198,7 +198,11 @@ async def test_cancelled_job_child_is_killed_and_its_exit_still_audited(docs: Pa
 
 async def test_job_child_runs_at_the_configured_niceness(docs: Path) -> None:
     """Untrusted parsing yields the CPU to the supervisor: the child, spare or forked on demand,
-    runs at ``limits["nice"]`` while this process keeps its own."""
+    runs at ``limits["nice"]`` while this process keeps its own. Zygote and child lead their own
+    process groups (killed as a group) in this process's session: a new session is a new
+    autogroup, where the kernel would schedule the child as a peer of the supervisor and count
+    its niceness only against itself."""
+    ours = (os.getsid(0), _autogroup("self"))
     async with Pool(1, 4, 60, 1, spares=1) as pool:
         for nice in (7, 0):
             limits = LIMITS | {"nice": nice}
@@ -208,8 +212,19 @@ async def test_job_child_runs_at_the_configured_niceness(docs: Path) -> None:
                 tg.start_soon(run_limits, pool, docs / "glyphs.pdf", SLOW_ARGS, limits)
                 child = await job_child(zygote)
                 assert child.nice() == nice
+                for process in (child, zygote):
+                    assert os.getpgid(process.pid) == process.pid
+                    assert (os.getsid(process.pid), _autogroup(process.pid)) == ours
                 tg.cancel_scope.cancel()
     assert os.getpriority(os.PRIO_PROCESS, 0) == 0
+
+
+def _autogroup(pid: int | str) -> str | None:
+    """The process's autogroup (``/autogroup-N``), or None where the kernel has none."""
+    try:
+        return Path(f"/proc/{pid}/autogroup").read_text().split()[0]
+    except OSError:
+        return None
 
 
 async def run_limits(pool: Pool, path: Path, args: dict[str, Any], limits: dict[str, int]) -> None:
@@ -218,6 +233,14 @@ async def run_limits(pool: Pool, path: Path, args: dict[str, Any], limits: dict[
         await pool.run("pdf_read", args, fd, limits=limits, deadline_s=20)
     finally:
         os.close(fd)
+
+
+def _autogroup(pid: int | str) -> str | None:
+    """The process's autogroup (``/autogroup-N``), or None where the kernel has none."""
+    try:
+        return Path(f"/proc/{pid}/autogroup").read_text().split()[0]
+    except OSError:
+        return None
 
 
 async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -152,9 +152,12 @@ def _arm_parent_death(parent_pid: int) -> None:
 
 
 def _detach(parent_pid: int) -> str:
-    """Own session and process group, so the zygote can kill the whole group; die with the zygote."""
+    """Own process group, so the zygote can kill the whole group; die with the zygote. Not a new
+    session: where the kernel has autogroups (most desktop distributions), a session is one, and
+    the child would be scheduled as a peer of the supervisor, its niceness counting only inside
+    its own group. In the supervisor's session ``--job-nice`` does what it says."""
     _arm_parent_death(parent_pid)
-    os.setsid()
+    os.setpgid(0, 0)
     # The zygote is undumpable (no ptrace by its children); the kernel refuses unshare(NEWUSER)
     # to an undumpable process, so the child is dumpable until layer 6 sets it back to 0.
     _prctl(_PR_SET_DUMPABLE, 1)

@@ -311,7 +311,7 @@ class Zygote:
         self.spares.add(spare.pid)
 
     def kill_child(self, pid: int) -> None:
-        """Kill the child's group; before its setsid() there is no such group, so kill the pid."""
+        """Kill the child's group; before its setpgid() there is no such group, so kill the pid."""
         try:
             os.killpg(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -386,6 +386,9 @@ def main() -> None:
     from worker.sandbox import make_undumpable, set_parent_death_signal
 
     set_parent_death_signal()
+    # Its own process group, so a terminal's Ctrl-C reaches the supervisor only (which stops
+    # the pool in order), but the supervisor's session: see worker.sandbox._detach.
+    os.setpgid(0, 0)
     started = time.monotonic()
     from worker.warmup import warm_up
 
