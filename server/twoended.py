@@ -183,8 +183,11 @@ class _TwoEnded:
         if stream.rejected or self.done:
             return
         try:
-            line = StreamLine.model_validate(json.loads(untrusted_line))
-        except (ValueError, ValidationError):  # JSON and UTF-8 errors are ValueErrors too
+            # Parsed and checked in one pass by pydantic's own JSON parser: a third of the time of
+            # json.loads then model_validate on a page line. It is the stricter of the two (no
+            # NaN, no lone surrogate escapes), and the child never writes either.
+            line = StreamLine.model_validate_json(untrusted_line)
+        except ValidationError:  # bad UTF-8 and bad JSON too
             self._reject(stream, "unreadable line")
             return
         if (line.selection is None) == (line.page is None):

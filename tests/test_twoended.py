@@ -387,6 +387,32 @@ async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> Non
     assert read.pages[-1] == {"page": 2, "text": "bbbbbbbb", "offset": 0, "complete": False}
 
 
+_TAIL = b'"offset": 0, "complete": true, "warnings": []}}'
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"page": {"position": 3, "page": 4, "text": "\xff", ' + _TAIL,
+        b'{"page": {"position": 3, "page": 4, "text": "a\\ud800", ' + _TAIL,
+        b'{"page": {"position": NaN, "page": 4, "text": "d", ' + _TAIL,
+        b'{"page": {"position": 3, "page": 4, "text": "d", ' + _TAIL[:-1],
+    ],
+    ids=["bad-utf8", "lone-surrogate-escape", "nan", "truncated"],
+)
+async def test_unreadable_line_rejects_its_stream(line: bytes) -> None:
+    """A line the child never writes (its lines are UTF-8 JSON with no surrogate escapes and no
+    NaN) rejects its stream, and the forward child then supplies every page."""
+    read = _TwoEnded({"max_chars": 100, "start_index": 0, "start_offset": 0, "engine": "fast"})
+    for stream in (read.forward, read.backward):
+        read.on_line(stream, _line("selection", page_count=4, selected_pages=4))
+    read.on_line(read.backward, line)
+    assert read.backward.rejected and not read.backward.pages
+    for position in range(4):
+        read.on_line(read.forward, _page(position, str(position)))
+    assert read.done and [page["text"] for page in read.pages] == ["0", "1", "2", "3"]
+
+
 async def test_backward_child_restarts_where_max_chars_runs_out(tmp_path: Path) -> None:
     """A long document and a budget of a few pages: reading from the last page would be wasted,
     so the backward child is restarted just past where max_chars should run out, and the
