@@ -102,7 +102,8 @@ async def test_mcp_session_in_the_container(shared: Path) -> None:
         described = await client.call_tool("pdf_info", {"path": "hello.pdf"})
         # The supervisor keeps the zygote's pre-forked spares (the profile allows the calls it
         # makes on their sockets): the same idle spares are still there a moment later. A spare
-        # it refused would read EOF and exit, and every job would fork on demand (4x slower).
+        # it refused would read EOF and exit, and every job would fork on demand, several times
+        # slower (docs/container.md).
         await anyio.sleep(1.0)
         kept = _idle_spares()
         await anyio.sleep(0.5)

@@ -235,14 +235,6 @@ async def run_limits(pool: Pool, path: Path, args: dict[str, Any], limits: dict[
         os.close(fd)
 
 
-def _autogroup(pid: int | str) -> str | None:
-    """The process's autogroup (``/autogroup-N``), or None where the kernel has none."""
-    try:
-        return Path(f"/proc/{pid}/autogroup").read_text().split()[0]
-    except OSError:
-        return None
-
-
 async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRLOCK_TEST_SECRET", "must-not-leak")
     async with Pool(1, 4, 60, 1) as pool:
