@@ -35,19 +35,21 @@ from mcp_bench import MAX_CHARS, RawServer, floor_text, read_whole, timed  # noq
 Call = Callable[[int], Awaitable[float]]
 
 
-async def _take_turns(
-    call: Call, path: Path, runs: int, pause: float
+async def take_turns(
+    call: Call, path: Path | None, runs: int, pause: float
 ) -> tuple[list[float], list[list[float]]]:
-    """Floors, and each server's times, over ``runs`` pairs in ABBA order."""
+    """Floors (of ``path``'s text; none without one), and each server's times, over ``runs``
+    pairs in ABBA order, after three warm-up calls each."""
     for which in (0, 1):
         for _ in range(3):
             await call(which)
     floors: list[float] = []
     times: list[list[float]] = [[], []]
     for run in range(runs):
-        started = time.perf_counter()
-        floor_text(path)
-        floors.append((time.perf_counter() - started) * 1000)
+        if path is not None:
+            started = time.perf_counter()
+            floor_text(path)
+            floors.append((time.perf_counter() - started) * 1000)
         for which in (0, 1) if run % 2 == 0 else (1, 0):
             await anyio.sleep(pause)
             times[which].append(await call(which))
@@ -68,7 +70,7 @@ async def _compare(ns: argparse.Namespace, path: Path) -> tuple[list[float], lis
             async def through_sdk(which: int) -> float:
                 return await timed(lambda: read_whole(clients[which], path.name))
 
-            return await _take_turns(through_sdk, path, ns.runs, ns.pause)
+            return await take_turns(through_sdk, path, ns.runs, ns.pause)
     servers = [RawServer(path.parent, *extra, *shlex.split(flags), code=code) for flags, code in sides]
     request = {"name": "pdf_read", "arguments": {"path": path.name, "max_chars": MAX_CHARS}}
 
@@ -76,7 +78,7 @@ async def _compare(ns: argparse.Namespace, path: Path) -> tuple[list[float], lis
         return servers[which].request("tools/call", request)
 
     try:
-        return await _take_turns(over_pipe, path, ns.runs, ns.pause)
+        return await take_turns(over_pipe, path, ns.runs, ns.pause)
     finally:
         for server in servers:
             server.close()

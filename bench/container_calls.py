@@ -5,8 +5,9 @@
 Starts two containers of the image with the production flags (``docker run -i --rm --network
 none --read-only --cap-drop ALL``, no-new-privileges), one per profile (a path, ``unconfined``
 or ``default``), each serving the corpus folder over a bare pipe, and reads the first page of
-FILE (``--file``, default text-1.pdf) from each in turn (ABBA...), 50 ms apart, cache off. Prints
-the medians and the median of the paired differences B - A. Needs the engine and the image
+FILE (``--file``, default text-1.pdf) from each in turn (ABBA..., ``ab_servers.take_turns``),
+50 ms apart, cache off. Prints the medians and the median of the paired differences B - A.
+Needs the engine and the image
 (``scripts/container.sh start && scripts/container.sh build``; ``DOCKER_HOST`` as printed there).
 """
 
@@ -15,12 +16,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
+
+import anyio
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+from ab_servers import take_turns  # noqa: E402
 from corpus import build  # noqa: E402
 from mcp_bench import RawServer  # noqa: E402
 
@@ -50,14 +53,12 @@ def main() -> None:
     folder = build()[ns.file].parent
     servers = [container(folder, _profile(value), ns.image) for value in (ns.a, ns.b)]
     call = {"name": "pdf_read", "arguments": {"path": ns.file, "pages": "1"}}
+
+    async def over_pipe(which: int) -> float:
+        return servers[which].request("tools/call", call)
+
     try:
-        for server in servers * 3:
-            server.request("tools/call", call)
-        times: list[list[float]] = [[], []]
-        for run in range(ns.runs):
-            for which in (0, 1) if run % 2 == 0 else (1, 0):
-                time.sleep(0.05)
-                times[which].append(servers[which].request("tools/call", call))
+        _, times = anyio.run(take_turns, over_pipe, None, ns.runs, 0.05)
     finally:
         for server in servers:
             server.close()
