@@ -220,11 +220,13 @@ async def test_job_child_runs_at_the_configured_niceness(docs: Path) -> None:
 
 
 def _autogroup(pid: int | str) -> str | None:
-    """The process's autogroup (``/autogroup-N``), or None where the kernel has none."""
+    """The process's autogroup (``/autogroup-N``), or None where the kernel has none (no file, or
+    an empty one: kernels built with autogroups but booted without them)."""
     try:
-        return Path(f"/proc/{pid}/autogroup").read_text().split()[0]
+        fields = Path(f"/proc/{pid}/autogroup").read_text().split()
     except OSError:
         return None
+    return fields[0] if fields else None
 
 
 async def run_limits(pool: Pool, path: Path, args: dict[str, Any], limits: dict[str, int]) -> None:
