@@ -25,6 +25,7 @@ from server.models import DocumentInput
 from server.paths import Document, PathPolicy
 from server.pool import Pool
 from server.sanitize import clean_text, removal_warnings
+from server.selections import SelectionMemo
 from server.selftest import job_limits
 from server.tools import TOOLS
 
@@ -89,6 +90,7 @@ class App:
         self.max_result_bytes = settings.max_result_bytes
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
         self.cache = ResultCache(settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes)
+        self.selections = SelectionMemo()
         self._tools: list[types.Tool] | None = None
 
     def list_tools(self, category: str | None = None) -> list[types.Tool]:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from server.joboutput import LineFn, ProgressFn
 from server.paths import Document
+from server.selections import SelectionMemo
 
 __all__ = ["JobRunner"]
 
@@ -21,6 +22,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 class JobRunner(Protocol):
     workers: int
     max_result_bytes: int
+    selections: SelectionMemo  # what earlier reads' selections came to (``server.selections``)
 
     def progress(self) -> ProgressFn | None:
         """The current call's progress callback, if the client asked for progress."""

@@ -11,7 +11,9 @@ pipe before its envelope (``worker.progress``, ``worker.parsers.read``):
 - the **backward** child walks the same selection from its last position down to position 1,
   whole pages, ignoring ``max_chars``. It is started when the forward child's ``selection``
   line says there are at least ``_MIN_BACKWARD_POSITIONS`` positions (a one-page document never
-  pays for it), and only if ``_room_for`` it: a worker slot free at that moment (it never
+  pays for it), or at once when an earlier read of the same bytes and selection found that
+  many (``server.selections``; one that found fewer reads with the single child), and only if
+  ``_room_for`` it: a worker slot free at that moment (it never
   queues, so it never causes an ``overloaded``; with nothing queued at most ``workers - 1`` run)
   and an idle spare that stays idle after it takes one; without room then, it is tried again
   as pages come in (the zygote refills its spares meanwhile). Its lines count only if its
@@ -121,11 +123,13 @@ class _TwoEnded:
         room: Callable[[], bool] = lambda: False,
         *,
         report_progress: bool = False,
+        on_selection: Callable[[StreamedSelection], object] = lambda _selection: None,
     ) -> None:
         self.args = job_args
         self.start_backward = start_backward
         self.room = room
         self.report_progress = report_progress
+        self.on_selection = on_selection
         self.start_index = int(job_args.get("start_index", 0))
         self.start_offset = int(job_args.get("start_offset", 0))
         self.remaining = int(job_args["max_chars"])
@@ -207,6 +211,8 @@ class _TwoEnded:
             return
         stream.selection = selection
         stream.expected = 0 if stream.direction == "forward" else stream.start(self._todo(selection))
+        if stream.direction == "forward":
+            self.on_selection(selection)
         both = self.forward.selection is not None and self.backward.selection is not None
         if both and self.forward.selection != self.backward.selection and not self.backward.rejected:
             self._reject(self.backward, "its selection differs from the forward child's")
@@ -421,6 +427,10 @@ async def two_ended_read(
     # The forward child takes a spare as a single child would; the backward one is gated later.
     if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES or runner.free_workers() < 2:
         return None
+    key = (document.sha256, str(job_args.get("engine", "fast")), job_args.get("pages"))
+    known = runner.selections.get(key)
+    if known is not None and known - int(job_args.get("start_index", 0)) < _MIN_BACKWARD_POSITIONS:
+        return None  # an earlier read of these bytes found too few pages for two children
     progress = runner.progress()
     async with anyio.create_task_group() as tg:
         read = _TwoEnded(
@@ -428,8 +438,14 @@ async def two_ended_read(
             lambda after: tg.start_soon(read.run, runner, document, read.backward, after),
             lambda: _room_for(runner, 1),
             report_progress=progress is not None,
+            on_selection=lambda selection: runner.selections.put(key, selection.selected_pages),
         )
         tg.start_soon(read.run, runner, document, read.forward)
+        if known is not None and _room_for(runner, 2):
+            # Pages enough for two, as an earlier read found: the backward child starts now,
+            # not after the forward child's selection line (``server.selections``).
+            read.backward_started = True
+            read.start_backward(None)
         await read.wait(progress)
         tg.cancel_scope.cancel()
     if read.done:
@@ -439,6 +455,7 @@ async def two_ended_read(
             answered=len(read.pages),
             from_backward=read.from_backward,
             backward_started=read.backward_started,
+            selection_known=known is not None,
         )
         return read.answer(runner.max_result_bytes)
     error = read.forward.error

@@ -25,6 +25,7 @@ from server.app import App
 from server.config import Settings
 from server.joboutput import ProgressLines
 from server.pool import Pool
+from server.selections import SelectionMemo
 from server.twoended import MIN_TWO_ENDED_BYTES, _TwoEnded, two_ended_read
 from server.untrusted import PdfReadUntrusted
 
@@ -54,7 +55,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pdfs.write(folder / "controls.pdf", pdfs.control_chars_pdf(PAGES))
     pdfs.write(folder / "small.pdf", pdfs.text_pdf(PAGES[:3]))
     pdfs.write(folder / "heavy.pdf", pdfs.heavy_first_page_pdf(PAGES[:12]))
-    for name in ("prose.pdf", "labelled.pdf", "unreadable.pdf", "controls.pdf"):
+    pdfs.write(folder / "heavy-2.pdf", pdfs.heavy_first_page_pdf(PAGES[:1]))  # two pages
+    for name in ("prose.pdf", "labelled.pdf", "unreadable.pdf", "controls.pdf", "heavy-2.pdf"):
         assert (folder / name).stat().st_size >= MIN_TWO_ENDED_BYTES, name
     assert (folder / "small.pdf").stat().st_size < MIN_TWO_ENDED_BYTES
     return folder
@@ -223,6 +225,60 @@ async def test_backward_child_supplies_the_pages_after_a_slow_first_one(root: Pa
     [event] = [log for log in logs if log["event"] == "two_ended_read"]
     assert event["positions"] == event["answered"] == 13
     assert event["backward_started"] and event["from_backward"] >= 6, event
+
+
+async def test_a_known_selection_starts_both_children_at_once(root: Path) -> None:
+    """The first read of a document learns its selection's size from the forward child; a later
+    read of the same bytes and selection starts the backward child with the forward one (it does
+    not wait for the selection line), and the answers are still the single child's. Another
+    selection of the same document is not known yet."""
+    async with apps(root) as (two, one):
+        await two.call_tool("pdf_info", {"path": "prose.pdf"})
+        with structlog.testing.capture_logs() as logs:
+            for pages in (None, None, "2-"):
+                await settled(two)
+                merged = await two.call_tool("pdf_read", {"path": "prose.pdf", "pages": pages})
+                single = await one.call_tool("pdf_read", {"path": "prose.pdf", "pages": pages})
+                assert merged.model_dump() == single.model_dump()
+    reads = [log for log in logs if log["event"] == "two_ended_read"]
+    assert [(read["selection_known"], read["backward_started"]) for read in reads] == [
+        (False, True),
+        (True, True),
+        (False, True),
+    ]
+    sha256 = merged.structured_content["sha256"]
+    assert two.selections.get((sha256, "fast", None)) == len(PAGES)
+    assert two.selections.get((sha256, "fast", "2-")) == len(PAGES) - 1
+
+
+async def test_a_known_short_selection_reads_with_one_child(root: Path) -> None:
+    """heavy-2.pdf is over the two-ended size but has two pages: the first read finds that out
+    with one child (the backward one never starts), and later reads skip the two-ended path."""
+    async with apps(root) as (two, one):
+        await two.call_tool("pdf_info", {"path": "heavy-2.pdf"})
+        with structlog.testing.capture_logs() as logs:
+            for _ in range(2):
+                await settled(two)
+                merged = await two.call_tool("pdf_read", {"path": "heavy-2.pdf"})
+                single = await one.call_tool("pdf_read", {"path": "heavy-2.pdf"})
+                assert merged.model_dump() == single.model_dump()
+    reads = [log for log in logs if log["event"] == "two_ended_read"]
+    assert [(read["selection_known"], read["backward_started"]) for read in reads] == [(False, False)]
+    [call] = [log for log in logs if log["event"] == "tool_call" and log["tool"] == "pdf_read"][-1:]
+    assert len(call["job_ids"]) == 1, call
+
+
+def test_selection_memo_is_bounded_least_recently_used_first() -> None:
+    memo = SelectionMemo(entries=2)
+    memo.put(("a", "fast", None), 3)
+    memo.put(("b", "fast", None), 4)
+    assert memo.get(("a", "fast", None)) == 3  # now the most recently used
+    memo.put(("c", "fast", "2-"), 5)
+    assert len(memo) == 2 and memo.get(("b", "fast", None)) is None
+    assert (memo.get(("a", "fast", None)), memo.get(("c", "fast", "2-"))) == (3, 5)
+    off = SelectionMemo(entries=0)
+    off.put(("a", "fast", None), 3)
+    assert len(off) == 0 and off.get(("a", "fast", None)) is None
 
 
 async def test_every_child_of_a_two_ended_read_is_audited(root: Path) -> None:
