@@ -4,8 +4,9 @@
 Runs the application core in this process on a real pool (2 workers, 3 spares, cache off) and
 alternates reads of one copy of FILE, read again and again, with reads of new copies (a comment
 after ``%%EOF``: new bytes, a new sha256), 30 ms apart. Each child's job start and its first
-``selection`` and ``page`` lines are stamped as the supervisor handles them; prints the medians,
-in ms from the start of the call. Not the shipped transport: for where the time goes, not for
+``selection`` and ``page`` lines, the last line handled and the moment both children's tasks
+have unwound (the answer is built next) are stamped in the supervisor; prints the medians, in ms
+from the start of the call. Not the shipped transport: for where the time goes, not for
 end-to-end figures (``bench/mcp_bench.py``).
 """
 
@@ -38,8 +39,8 @@ _stamps: list[tuple[float, str]] = []
 
 
 def _stamp_lines() -> None:
-    """Wraps ``_TwoEnded.run`` and ``on_line`` to stamp each child's first job and lines."""
-    run, on_line = twoended._TwoEnded.run, twoended._TwoEnded.on_line
+    """Wraps ``_TwoEnded.run``, ``on_line`` and ``answer`` to stamp each child's job and lines."""
+    run, on_line, answer = twoended._TwoEnded.run, twoended._TwoEnded.on_line, twoended._TwoEnded.answer
 
     async def stamped_run(self: Any, runner: Any, document: Any, stream: Any, after: Any = None) -> None:
         _stamps.append((time.perf_counter(), f"{stream.direction} job"))
@@ -50,7 +51,12 @@ def _stamp_lines() -> None:
         _stamps.append((time.perf_counter(), f"{stream.direction} {kind}"))
         on_line(self, stream, line)
 
+    def stamped_answer(self: Any, max_result_bytes: int) -> Any:
+        _stamps.append((time.perf_counter(), "children unwound"))
+        return answer(self, max_result_bytes)
+
     twoended._TwoEnded.run = stamped_run  # type: ignore[method-assign]
+    twoended._TwoEnded.answer = stamped_answer  # type: ignore[method-assign]
     twoended._TwoEnded.on_line = stamped_on_line  # type: ignore[method-assign,assignment]
 
 
@@ -77,6 +83,10 @@ async def timeline(path: Path, runs: int) -> dict[str, dict[str, float]]:
                         first = next((at for at, what in _stamps if what == step), None)
                         if first is not None:
                             steps.setdefault(step, []).append((first - started) * 1000)
+                    lines = [at for at, what in _stamps if what.endswith(("selection", "page"))]
+                    steps.setdefault("last line", []).append((lines[-1] - started) * 1000)
+                    unwound = next(at for at, what in _stamps if what == "children unwound")
+                    steps.setdefault("children unwound", []).append((unwound - started) * 1000)
                     steps.setdefault("answer", []).append((ended - started) * 1000)
     return {
         label: {step: statistics.median(times) for step, times in steps.items()}
