@@ -4,10 +4,10 @@
 Runs the application core in this process on a real pool (2 workers, 3 spares, cache off) and
 alternates reads of one copy of FILE, read again and again, with reads of new copies (a comment
 after ``%%EOF``: new bytes, a new sha256), 30 ms apart. Each child's job start and its first
-``selection`` and ``page`` lines, the last line handled and the moment both children's tasks
-have unwound (the answer is built next) are stamped in the supervisor; prints the medians, in ms
-from the start of the call. Not the shipped transport: for where the time goes, not for
-end-to-end figures (``bench/mcp_bench.py``).
+``selection`` and ``page`` lines, the last line handled and the moment the merged answer is
+built are stamped in the supervisor; prints the medians, in ms from the start of the call. Not
+the shipped transport: for where the time goes, not for end-to-end figures
+(``bench/mcp_bench.py``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _stamp_lines() -> None:
         on_line(self, stream, line)
 
     def stamped_answer(self: Any, max_result_bytes: int) -> Any:
-        _stamps.append((time.perf_counter(), "children unwound"))
+        _stamps.append((time.perf_counter(), "answer built"))
         return answer(self, max_result_bytes)
 
     twoended._TwoEnded.run = stamped_run  # type: ignore[method-assign]
@@ -85,8 +85,8 @@ async def timeline(path: Path, runs: int) -> dict[str, dict[str, float]]:
                             steps.setdefault(step, []).append((first - started) * 1000)
                     lines = [at for at, what in _stamps if what.endswith(("selection", "page"))]
                     steps.setdefault("last line", []).append((lines[-1] - started) * 1000)
-                    unwound = next(at for at, what in _stamps if what == "children unwound")
-                    steps.setdefault("children unwound", []).append((unwound - started) * 1000)
+                    built = next(at for at, what in _stamps if what == "answer built")
+                    steps.setdefault("answer built", []).append((built - started) * 1000)
                     steps.setdefault("answer", []).append((ended - started) * 1000)
     return {
         label: {step: statistics.median(times) for step, times in steps.items()}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextvars
 import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -34,6 +36,9 @@ __all__ = ["App", "error_result"]
 log = structlog.get_logger("pdf_airlock.audit")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 _AUDIT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("pdf_airlock_audit")
+_AUDIT_TAIL: contextvars.ContextVar[_AuditTail | None] = contextvars.ContextVar(
+    "pdf_airlock_audit_tail", default=None
+)
 _DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pdf_airlock_deadline", default=0.0)
 _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
@@ -80,6 +85,20 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(problems[:10])
 
 
+@dataclass(slots=True)
+class _AuditTail:
+    """A call's ``tool_call`` event, logged once the call has answered and every task it left
+    running (``App.start_detached``) has ended, so the event counts the jobs those abandoned."""
+
+    event: dict[str, Any]
+    running: int = 0
+    answered: bool = False
+
+    def settle(self) -> None:
+        if self.answered and self.running == 0:
+            log.info("tool_call", **self.event)
+
+
 class App:
     """Runs tool calls against one pool and one path policy."""
 
@@ -106,6 +125,22 @@ class App:
     def progress(self) -> ProgressFn | None:
         """The current call's progress callback, if the client asked for progress."""
         return _PROGRESS.get()
+
+    def start_detached(self, fn: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """``fn`` in the pool's task group; the current call's audit event waits for it."""
+        tail = _AUDIT_TAIL.get()
+        if tail is not None:
+            tail.running += 1
+
+        async def detached() -> None:
+            try:
+                await fn()
+            finally:
+                if tail is not None:
+                    tail.running -= 1
+                    tail.settle()
+
+        self.pool.start_soon(detached)
 
     def free_workers(self) -> int:
         """Worker slots a job started now would get at once, without queueing."""
@@ -191,7 +226,9 @@ class App:
         """Run one tool call; ``progress(done, total)`` is called per page when given."""
         started = time.perf_counter()
         audit: dict[str, Any] = {"request_id": request_id, "tool": name}
+        tail = _AuditTail(audit)
         _AUDIT.set(audit)
+        _AUDIT_TAIL.set(tail)
         _PROGRESS.set(progress)
         _DEADLINE.set(time.monotonic() + self.settings.timeout_s)
         try:
@@ -210,7 +247,8 @@ class App:
             return error_result(ToolError("internal", "internal server error; see the server log"))
         finally:
             audit["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
-            log.info("tool_call", **audit)
+            tail.answered = True
+            tail.settle()
 
     async def _call(
         self, name: str, arguments: dict[str, Any], audit: dict[str, Any]

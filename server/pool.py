@@ -33,7 +33,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -120,6 +120,12 @@ class Pool:
         assert self._task_group is not None
         self._task_group.cancel_scope.cancel()
         await self._task_group.__aexit__(None, None, None)
+
+    def start_soon(self, fn: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """Run ``fn`` in the pool's own task group: it may outlive the call that started it, and
+        is cancelled when the pool stops. It must not raise (an exception would stop the pool)."""
+        assert self._task_group is not None, "the pool is not running"
+        self._task_group.start_soon(fn)
 
     # -- zygote lifecycle -------------------------------------------------------------
 

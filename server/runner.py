@@ -6,6 +6,7 @@ Implemented by ``server.app.App``; a Protocol so tool code and the parallel read
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -26,6 +27,10 @@ class JobRunner(Protocol):
 
     def progress(self) -> ProgressFn | None:
         """The current call's progress callback, if the client asked for progress."""
+
+    def start_detached(self, fn: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """Run ``fn`` beside the current call, free to outlive its answer (a two-ended read's
+        cancelled children unwind after the answer has gone out). ``fn`` must not raise."""
 
     def free_workers(self) -> int:
         """Worker slots a job started now would get at once, without queueing."""

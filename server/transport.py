@@ -221,6 +221,8 @@ class StdioTransport:
         self._fast: FastCalls | None = None
         self._fast_group: anyio.abc.TaskGroup | None = None
         self._fast_scopes: dict[str, anyio.CancelScope] = {}
+        self._unwritten = 0  # frames handed to the write loop and not yet written whole
+        self._out_closed = False
         self._frames_send, self._frames_recv = anyio.create_memory_object_stream[_Frame](_FRAMES_DEPTH)
         self._inbox_send, self._inbox_recv = anyio.create_memory_object_stream[_Inbound](_INBOX_DEPTH)
 
@@ -378,13 +380,53 @@ class StdioTransport:
         return self._framer.encode(body)
 
     async def _queue(self, frame: bytes, key: str | None) -> None:
-        """Hand ``frame`` to the write loop, without a round of the event loop when there is
-        room (``send`` always yields first); a cancelled caller still raises here."""
+        """Write ``frame`` now when nothing is ahead of it, else hand it to the write loop,
+        without a round of the event loop when there is room (``send`` always yields first);
+        a cancelled caller still raises here.
+
+        Written now, the answer leaves before the tasks its call cancelled unwind (a two-ended
+        read's children, ``server.twoended``): they were scheduled first and would otherwise
+        run before the write loop's turn. What a full pipe does not take goes to the loop."""
         await anyio.lowlevel.checkpoint_if_cancelled()
+        if self._out_closed:
+            return
+        if self._unwritten == 0 and self._out_nonblocking:
+            written = self._write_now(frame)
+            if written is None:
+                return
+            if written == len(frame):
+                if key is not None:
+                    self._settle(key)
+                return
+            frame = frame[written:]
+        self._unwritten += 1
         try:
-            self._frames_send.send_nowait((frame, key))
+            self._frames_send.send_nowait((frame, key))  # a frame's rest: the queue was empty
         except anyio.WouldBlock:
-            await self._frames_send.send((frame, key))
+            try:
+                await self._frames_send.send((frame, key))
+            except BaseException:
+                self._unwritten -= 1
+                raise
+
+    def _write_now(self, frame: bytes) -> int | None:
+        """As much of ``frame`` as the pipe takes now: the bytes written, or None when stdout
+        is closed (then the server stops, as from the write loop)."""
+        view = memoryview(frame)
+        try:
+            while view:
+                view = view[os.write(self._out, view) :]
+        except BlockingIOError:
+            pass
+        except OSError:
+            self._stdout_closed()
+            return None
+        return len(frame) - len(view)
+
+    def _stdout_closed(self) -> None:
+        log.warning("stdout_closed")
+        self._out_closed = True
+        self.eof.set()
 
     async def _write_loop(self) -> None:
         async with self._frames_recv:
@@ -392,9 +434,10 @@ class StdioTransport:
                 try:
                     await self._write_all(frame)
                 except OSError:
-                    log.warning("stdout_closed")
-                    self.eof.set()
+                    self._stdout_closed()
                     return
+                finally:
+                    self._unwritten -= 1
                 if answered_key is not None:
                     self._settle(answered_key)
 

@@ -146,13 +146,17 @@ class _TwoEnded:
         self.backward_started = False
         self.restarted = False  # the backward child was restarted below where max_chars runs out
         self.from_backward = 0  # pages of the answer the backward child read
+        self.over = False  # the call has its answer or has failed: no child starts any more
 
     # -- the children's jobs --------------------------------------------------------------
 
     async def run(
         self, runner: JobRunner, document: Document, stream: _Stream, after: _Stream | None = None
     ) -> None:
-        """One child's job; a restarted backward child first waits for the one it replaces."""
+        """One child's job; a restarted backward child first waits for the one it replaces.
+        Runs detached from the call (``JobRunner.start_detached``), so it never raises: an
+        unexpected error is the stream's ``internal`` error, and nothing starts once the call
+        has its answer (its document is closed then)."""
         args = self.args | {"stream": stream.direction}
         if stream.top is not None:
             args["backward_from"] = stream.top
@@ -160,6 +164,8 @@ class _TwoEnded:
             try:
                 if after is not None:
                     await after.finished.wait()
+                if self.over:
+                    return
                 # Checked atomically with the job's admission: nothing awaits between this check
                 # and the pool's count of admitted jobs. A restart may take the last idle spare:
                 # it only happens on long reads, where a refill beside it costs little.
@@ -176,6 +182,9 @@ class _TwoEnded:
                 )
             except ToolError as error:
                 stream.error = error
+            except Exception:
+                log.exception("two_ended_child_task_failed", direction=stream.direction)
+                stream.error = ToolError("internal", "internal server error; see the server log")
             finally:
                 stream.ended = True
                 stream.finished.set()
@@ -432,22 +441,31 @@ async def two_ended_read(
     if known is not None and known - int(job_args.get("start_index", 0)) < _MIN_BACKWARD_POSITIONS:
         return None  # an earlier read of these bytes found too few pages for two children
     progress = runner.progress()
-    async with anyio.create_task_group() as tg:
-        read = _TwoEnded(
-            job_args,
-            lambda after: tg.start_soon(read.run, runner, document, read.backward, after),
-            lambda: _room_for(runner, 1),
-            report_progress=progress is not None,
-            on_selection=lambda selection: runner.selections.put(key, selection.selected_pages),
-        )
-        tg.start_soon(read.run, runner, document, read.forward)
-        if known is not None and _room_for(runner, 2):
-            # Pages enough for two, as an earlier read found: the backward child starts now,
-            # not after the forward child's selection line (``server.selections``).
-            read.backward_started = True
-            read.start_backward(None)
+    # The children's tasks are detached from this call: once the answer is complete they are
+    # cancelled and unwind (kill messages, pipes, audit) after it has been written, not before.
+
+    def start(stream: _Stream, after: _Stream | None = None) -> None:
+        runner.start_detached(lambda: read.run(runner, document, stream, after))
+
+    read = _TwoEnded(
+        job_args,
+        lambda after: start(read.backward, after),
+        lambda: _room_for(runner, 1),
+        report_progress=progress is not None,
+        on_selection=lambda selection: runner.selections.put(key, selection.selected_pages),
+    )
+    start(read.forward)
+    if known is not None and _room_for(runner, 2):
+        # Pages enough for two, as an earlier read found: the backward child starts now, not
+        # after the forward child's selection line (``server.selections``).
+        read.backward_started = True
+        read.start_backward(None)
+    try:
         await read.wait(progress)
-        tg.cancel_scope.cancel()
+    finally:
+        read.over = True
+        read.forward.scope.cancel()
+        read.backward.scope.cancel()
     if read.done:
         log.debug(
             "two_ended_read",

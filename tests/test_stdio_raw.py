@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pdfs
 import pytest
 from conftest import PROJECT, initialize_request, server_command
 
@@ -168,3 +169,29 @@ def test_stdout_holds_only_frames_across_hostile_calls(docs: Path) -> None:
     assert codes[1] == "not_a_pdf"
     assert codes[2] in {"timeout", "cpu_limit"}
     assert codes[3] is None and results[13]["isError"] is False
+
+
+def test_answers_over_a_full_pipe_arrive_whole_and_each_once(tmp_path: Path) -> None:
+    """Eight calls whose answers (about 280 KB each) overfill the 1 MiB stdout pipe while the
+    client reads nothing: an answer written straight from its call stops where the pipe is full
+    and its rest goes out through the write loop, ahead of every later frame. Read afterwards,
+    each answer arrives whole, once, and the same."""
+    pdfs.write(tmp_path / "long.pdf", pdfs.text_pdf(pdfs.prose_pages(200)))
+    raw = RawServer(tmp_path)
+    try:
+        handshake(raw)
+        for number in range(8):
+            arguments = {"path": "long.pdf", "max_chars": 2_000_000}
+            params = {"name": "pdf_read", "arguments": arguments}
+            raw.send({"jsonrpc": "2.0", "id": 100 + number, "method": "tools/call", "params": params})
+        time.sleep(3)  # the server reads and answers meanwhile, until the pipe is full
+        frames = [raw.receive() for _ in range(8)]
+        assert sorted(frame["id"] for frame in frames) == list(range(100, 108))
+        results = [frame["result"] for frame in frames]
+        assert len(results[0]["structuredContent"]["pages"]) == 200
+        assert all(result == results[0] for result in results)
+        assert len(json.dumps(results[0])) > 200_000
+        raw.send({"jsonrpc": "2.0", "id": 108, "method": "tools/list"})
+        assert raw.receive()["id"] == 108
+    finally:
+        raw.close()
