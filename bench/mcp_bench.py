@@ -1,12 +1,14 @@
 """End-to-end MCP benchmark beside the in-process floor, in one run: ``python bench/mcp_bench.py``.
 
-Measures with the real ``mcp`` client over real stdio against the real sandboxed server:
-spawn -> ``initialize`` answered, ``tools/list``, full-text ``pdf_read`` of each corpus file (cache
-off; each file read again and again, and text-10.pdf and paper-14.pdf also as documents the server
-has not read before), the same call repeated with the cache on, 8 concurrent 1-page calls, throughput one at a
-time and 8 in flight (and pinned to one core against all), the other tools on the form and scan
-documents, supervisor idle RSS; over a bare pipe (no SDK client): the same server-side measures,
-CPU per call by process, and the job children's CPU and peak RSS from the audit log.
+Measures with the real ``mcp`` client over real stdio against the real sandboxed server: spawn
+-> ``initialize`` answered, ``tools/list``, full-text ``pdf_read`` of each corpus file (cache
+off; each file read again and again, and text-10.pdf and paper-14.pdf also as documents the
+server has not read before), the same call repeated with the cache on, 8 concurrent 1-page
+calls, throughput one at a time and 8 in flight (and pinned to one core against all), the other
+tools on the form and scan documents, supervisor idle RSS; over a bare pipe (no SDK client): the
+same server-side measures, CPU per call by process, and the job children's CPU and peak RSS from
+the audit log; and where a text-10.pdf call through the SDK client goes (server and replayed
+answer, bare pipe and SDK client, taking turns in one loop).
 The floor is in-process pypdfium2 extracting the same text the same way (``get_text_range`` per
 page) in this process. Runs alternate floor and server per file so both see the same load.
 Writes docs/performance.md (about 3 minutes with ``--runs 21``).
