@@ -157,19 +157,22 @@ async def read_whole(client: Client, name: str) -> int:
 
 
 async def paired(
-    client: Client, name: str, path: Path, n: int, pause: float
+    client: Client, name: str, path: Path, n: int, pause: float, *, fresh_in: Path | None = None
 ) -> tuple[int, list[float], list[float]]:
-    """``n`` times: ``pause``, the in-process floor, then the same text over MCP (ms each)."""
+    """``n`` times: ``pause``, the in-process floor, then the same text over MCP (ms each). With
+    ``fresh_in`` (the root), each run reads a new copy of ``path`` instead (``fresh_copy``, made
+    before the pause)."""
     floors, ends, chars = [], [], 0
-    for _ in range(n):
+    for run in range(n):
+        target = name if fresh_in is None else fresh_copy(fresh_in, path, run)
         await anyio.sleep(pause)
         started = time.perf_counter()
         chars = floor_text(path)
         floors.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        got = await read_whole(client, name)
+        got = await read_whole(client, target)
         ends.append((time.perf_counter() - started) * 1000)
-        assert got == chars, (name, got, chars)
+        assert got == chars, (target, got, chars)
     return chars, floors, ends
 
 
@@ -187,22 +190,12 @@ async def first_reads(
     client: Client, folder: Path, files: dict[str, Path], n: int
 ) -> dict[str, tuple[float, float, float]]:
     """Each file of ``FIRST_READ_FILES`` read ``n`` times as a document the server has not read
-    before (``fresh_copy``, made before the pause), paired with the floor as in the main table:
-    (median, paired difference, paired ratio)."""
+    before, paired with the floor as in the main table: (median, paired difference, paired
+    ratio)."""
     result = {}
     try:
         for name in FIRST_READ_FILES:
-            floors, ends = [], []
-            for run in range(n):
-                copy = fresh_copy(folder, files[name], run)
-                await anyio.sleep(SETTLE_S)
-                started = time.perf_counter()
-                chars = floor_text(files[name])
-                floors.append((time.perf_counter() - started) * 1000)
-                started = time.perf_counter()
-                got = await read_whole(client, copy)
-                ends.append((time.perf_counter() - started) * 1000)
-                assert got == chars, (copy, got, chars)
+            _, floors, ends = await paired(client, name, files[name], n, SETTLE_S, fresh_in=folder)
             result[name] = (statistics.median(ends), *paired_medians(floors, ends))
     finally:
         shutil.rmtree(folder / FIRST_READ_DIR, ignore_errors=True)
@@ -492,33 +485,33 @@ def raw_paired(folder: Path, files: dict[str, Path], runs: int) -> dict[str, tup
     floor measured just before it, as in the main table: the server without the SDK client.
     text-10.pdf also as a document the server has not read before (``text-10.pdf:first``)."""
     server = RawServer(folder, "--log-level", "warning", "--cache-mb", "0")
-    result = {}
-    for name in ("text-1.pdf", "text-10.pdf"):
-        call = {"name": "pdf_read", "arguments": {"path": name, "max_chars": MAX_CHARS}}
-        server.request("tools/call", call)
+
+    def read(target: str) -> float:
+        return server.request(
+            "tools/call", {"name": "pdf_read", "arguments": {"path": target, "max_chars": MAX_CHARS}}
+        )
+
+    def pair(path: Path, *, fresh: bool = False) -> tuple[float, float]:
         floors, ends = [], []
-        for _ in range(3 * runs):
-            time.sleep(SETTLE_S)
-            started = time.perf_counter()
-            chars = floor_text(files[name])
-            floors.append((time.perf_counter() - started) * 1000)
-            ends.append(server.request("tools/call", call))
-            assert sum(len(page["text"]) for page in server.last["structuredContent"]["pages"]) == chars
-        result[name] = paired_medians(floors, ends)
-    floors, ends = [], []
-    try:
         for run in range(3 * runs):
-            copy = fresh_copy(folder, files["text-10.pdf"], run)
+            name = fresh_copy(folder, path, run) if fresh else path.name
             time.sleep(SETTLE_S)
             started = time.perf_counter()
-            chars = floor_text(files["text-10.pdf"])
+            chars = floor_text(path)
             floors.append((time.perf_counter() - started) * 1000)
-            ends.append(server.request("tools/call", {"name": "pdf_read", "arguments": {"path": copy}}))
+            ends.append(read(name))
             assert sum(len(page["text"]) for page in server.last["structuredContent"]["pages"]) == chars
+        return paired_medians(floors, ends)
+
+    result = {}
+    try:
+        for name in ("text-1.pdf", "text-10.pdf"):
+            read(name)
+            result[name] = pair(files[name])
+        result["text-10.pdf:first"] = pair(files["text-10.pdf"], fresh=True)
     finally:
         shutil.rmtree(folder / FIRST_READ_DIR, ignore_errors=True)
-    result["text-10.pdf:first"] = paired_medians(floors, ends)
-    server.close()
+        server.close()
     return result
 
 

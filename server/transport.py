@@ -401,7 +401,7 @@ class StdioTransport:
             frame = frame[written:]
         self._unwritten += 1
         try:
-            self._frames_send.send_nowait((frame, key))  # a frame's rest: the queue was empty
+            self._frames_send.send_nowait((frame, key))  # a cut frame's rest always fits: none queued
         except anyio.WouldBlock:
             try:
                 await self._frames_send.send((frame, key))
