@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 from corpus import build  # noqa: E402
+from mcp_bench import fresh_copy  # noqa: E402
 
 import server.twoended as twoended  # noqa: E402
 from server.app import App  # noqa: E402
@@ -61,17 +62,16 @@ def _stamp_lines() -> None:
 
 
 async def timeline(path: Path, runs: int) -> dict[str, dict[str, float]]:
-    data = path.read_bytes()
     found: dict[str, dict[str, list[float]]] = {"read before": {}, "not read before": {}}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "seen.pdf").write_bytes(data)
+        (root / "seen.pdf").write_bytes(path.read_bytes())
         async with Pool(2, 8, 60, 1, spares=3) as pool:
             app = App(Settings(roots=(root,), workers=2, cache_bytes=0), pool)
             await app.call_tool("pdf_read", {"path": "seen.pdf"})
             for run in range(runs):
-                (root / f"new-{run}.pdf").write_bytes(data + f"\n% copy {run}\n".encode())
-                for label, name in (("read before", "seen.pdf"), ("not read before", f"new-{run}.pdf")):
+                new = fresh_copy(root, path, run)
+                for label, name in (("read before", "seen.pdf"), ("not read before", new)):
                     await anyio.sleep(0.03)
                     _stamps.clear()
                     started = time.perf_counter()
