@@ -7,7 +7,7 @@ job child's result live in ``server.untrusted`` and are re-exported here.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self, get_args
 
 from pydantic import (
     BaseModel,
@@ -53,6 +53,7 @@ from server.untrusted import (
 )
 
 __all__ = [
+    "READ_ENGINES",
     "DocumentInput",
     "ExtractedImageInfo",
     "PageCountUntrusted",
@@ -159,9 +160,13 @@ class PdfInfoInput(DocumentInput):
     cursor: Cursor | None = None
 
 
+ReadEngine = Literal["fast", "layout"]
+READ_ENGINES: Final[tuple[ReadEngine, ...]] = get_args(ReadEngine)
+
+
 class PdfReadInput(DocumentInput):
     pages: PageSelector | None = None
-    engine: Literal["fast", "layout"] = Field(
+    engine: ReadEngine = Field(
         "fast", description="'fast' (PDFium) or 'layout' (pdfminer.six layout analysis, reading order)."
     )
     max_chars: int = Field(
@@ -282,7 +287,7 @@ class PdfInfoOutput(_Source):
 
 
 class PdfReadOutput(_Source):
-    engine: Literal["fast", "layout"]
+    engine: ReadEngine
     page_count: int
     selected_pages: int
     pages: list[PageText]

@@ -7,7 +7,9 @@ that wait (the forward child's handover and its opening of the document, then th
 child's handover) was about a millisecond of a ten-page read's answer. Once a document has been
 read, its selection's size is known here, and a later read of the same bytes with the same
 selection (another call, the next page of a cursor, the same file in another root) starts both
-children at once, or reads with one child when there are too few pages for two.
+children at once, or reads with one child when there are too few pages for two. ``pdf_info``,
+``pdf_search`` and ``pdf_render`` report PDFium's page count, the size of a whole-document
+selection for either engine (``server.tools``), so a first read after one of them does too.
 
 What is kept: the document's sha256, the selection's engine and ``pages`` (the user's own
 argument, bounded by the input schema) and one number, the size the forward child reported.

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from server.cursor import decode_cursor, encode_cursor, selection_key
 from server.models import (
+    READ_ENGINES,
     DocumentInput,
     ExtractedImageInfo,
     PdfAnnotationsInput,
@@ -132,6 +133,14 @@ def _published(
     return output_model(**_source(document), **fields, **replaced, warnings=[*result.warnings, *warnings])
 
 
+def _learn_page_count(runner: JobRunner, document: Document, page_count: int) -> None:
+    """A ``pdf_read`` of the whole document selects ``page_count`` pages: PDFium's count, which
+    this tool's child reported as a read's forward child would (``server.selections``). A read
+    after ``pdf_info``, ``pdf_search`` or ``pdf_render`` then starts both its children at once."""
+    for engine in READ_ENGINES:
+        runner.selections.put((document.sha256, engine, None), page_count)
+
+
 async def pdf_info(runner: JobRunner, args: PdfInfoInput, document: Document) -> tuple[BaseModel, str]:
     key = selection_key(pages=args.pages)
     job_args = {
@@ -140,6 +149,7 @@ async def pdf_info(runner: JobRunner, args: PdfInfoInput, document: Document) ->
         "start": _start(args.cursor, document, "pdf_info", key),
     }
     result, warnings = await runner.run_job("pdf_info", job_args, document, PdfInfoUntrusted)
+    _learn_page_count(runner, document, result.page_count)
     output = _published(PdfInfoOutput, result, warnings, document, position=("next_start", "pdf_info", key))
     return output, _info_text(output)
 
@@ -374,6 +384,7 @@ async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document
         "skip": position.get("skip", 0),
     }
     result, warnings = await runner.run_job("pdf_search", job_args, document, PdfSearchUntrusted)
+    _learn_page_count(runner, document, result.page_count)
     output = _published(PdfSearchOutput, result, warnings, document, position=("next", "pdf_search", key))
     lines = [f"{output.source}: {len(output.hits)} hit(s) for {args.query!r}"]
     for hit in output.hits:
@@ -398,6 +409,7 @@ async def pdf_render(
         "max_pixels": args.max_pixels,
     }
     result, warnings = await runner.run_job("pdf_render", job_args, document, PdfRenderUntrusted)
+    _learn_page_count(runner, document, result.page_count)
     png, digest = checked_png(result.png_base64, result.width_px, result.height_px, args.max_pixels)
     output = PdfRenderOutput(
         **_source(document),

@@ -82,6 +82,14 @@ async def settled(app: App, spares: int = 3) -> App:
     return app
 
 
+async def warm(app: App, name: str) -> None:
+    """A first job, which makes the spares. ``pdf_outline`` reports no page count, so a read
+    after it is a first read (``pdf_info``, ``pdf_search`` and ``pdf_render`` teach the
+    selection memo the whole document's size)."""
+    result = await app.call_tool("pdf_outline", {"path": name})
+    assert not result.is_error
+
+
 async def read_all(app: App, name: str, max_chars: int, pages: str | None, **extra: Any) -> list[Any]:
     """Every answer, cursor followed to the end (or to an error), exactly as a client gets it."""
     answers: list[Any] = []
@@ -109,7 +117,7 @@ async def compare(
     codes = []
     with structlog.testing.capture_logs() as logs:
         for max_chars, pages in combos:
-            await two.call_tool("pdf_info", {"path": name})  # the first job of a spec makes spares
+            await warm(two, name)
             merged = await read_all(two, name, max_chars, pages, **extra)
             single = await read_all(one, name, max_chars, pages, **extra)
             assert merged == single, (name, max_chars, pages)
@@ -170,7 +178,7 @@ async def test_progress_is_monotonic_and_reaches_the_selection(root: Path) -> No
         updates.append((done, total))
 
     async with apps(root) as (two, _):
-        await two.call_tool("pdf_info", {"path": "prose.pdf"})
+        await warm(two, "prose.pdf")
         with structlog.testing.capture_logs() as logs:
             for _ in range(3):
                 updates.clear()
@@ -194,7 +202,7 @@ async def test_concurrent_reads_never_overload(root: Path) -> None:
     names = ["prose.pdf", "labelled.pdf", "controls.pdf", "unreadable.pdf"] * 2
     async with apps(root, queue_depth=7) as (two, one):
         expected = [(await one.call_tool("pdf_read", {"path": name})).model_dump() for name in names]
-        await two.call_tool("pdf_info", {"path": "prose.pdf"})
+        await warm(two, "prose.pdf")
         results: dict[int, Any] = {}
         for _ in range(3):
             results.clear()
@@ -215,7 +223,7 @@ async def test_backward_child_supplies_the_pages_after_a_slow_first_one(root: Pa
     same as one job's) takes them from it."""
     args = {"pages": None, "password": None, "engine": "fast", "max_chars": 2_000_000}
     async with apps(root) as (two, _):
-        await two.call_tool("pdf_info", {"path": "heavy.pdf"})
+        await warm(two, "heavy.pdf")
         document = two.policy.open_path("heavy.pdf")
         try:
             with structlog.testing.capture_logs() as logs:
@@ -235,7 +243,7 @@ async def test_a_known_selection_starts_both_children_at_once(root: Path) -> Non
     not wait for the selection line), and the answers are still the single child's. Another
     selection of the same document is not known yet."""
     async with apps(root) as (two, one):
-        await two.call_tool("pdf_info", {"path": "prose.pdf"})
+        await warm(two, "prose.pdf")
         with structlog.testing.capture_logs() as logs:
             for pages in (None, None, "2-"):
                 await settled(two)
@@ -257,7 +265,7 @@ async def test_a_known_short_selection_reads_with_one_child(root: Path) -> None:
     """heavy-2.pdf is over the two-ended size but has two pages: the first read finds that out
     with one child (the backward one never starts), and later reads skip the two-ended path."""
     async with apps(root) as (two, one):
-        await two.call_tool("pdf_info", {"path": "heavy-2.pdf"})
+        await warm(two, "heavy-2.pdf")
         with structlog.testing.capture_logs() as logs:
             for _ in range(2):
                 await settled(two)
@@ -268,6 +276,40 @@ async def test_a_known_short_selection_reads_with_one_child(root: Path) -> None:
     assert [(read["selection_known"], read["backward_started"]) for read in reads] == [(False, False)]
     [call] = [log for log in logs if log["event"] == "tool_call" and log["tool"] == "pdf_read"][-1:]
     assert len(call["job_ids"]) == 1, call
+
+
+async def test_info_search_and_render_teach_the_whole_documents_size(root: Path) -> None:
+    """``pdf_info``, ``pdf_search`` and ``pdf_render`` report PDFium's page count, the size of a
+    whole-document read's selection, for both engines: the first read after one of them starts
+    both children at once (and reads a two-page document with one child), and its answer is
+    still the single child's. A selection of some pages is not known from them."""
+    teachers = [
+        ("pdf_info", "prose.pdf", {}),
+        ("pdf_search", "labelled.pdf", {"query": "end"}),
+        ("pdf_render", "controls.pdf", {"page": 1, "dpi": 20}),
+    ]
+    async with apps(root) as (two, one):
+        await warm(two, "small.pdf")
+        with structlog.testing.capture_logs() as logs:
+            for tool, name, extra in teachers:
+                taught = await two.call_tool(tool, {"path": name, **extra})
+                sha256 = taught.structured_content["sha256"]
+                assert two.selections.get((sha256, "layout", None)) == taught.structured_content["page_count"]
+                for pages in (None, "2-"):
+                    await settled(two)
+                    merged = await two.call_tool("pdf_read", {"path": name, "pages": pages})
+                    single = await one.call_tool("pdf_read", {"path": name, "pages": pages})
+                    assert merged.model_dump() == single.model_dump()
+            await two.call_tool("pdf_info", {"path": "heavy-2.pdf"})
+            await settled(two)
+            await two.call_tool("pdf_read", {"path": "heavy-2.pdf"})
+    reads = [log for log in logs if log["event"] == "two_ended_read"]
+    assert [(read["selection_known"], read["backward_started"]) for read in reads] == [
+        (True, True),
+        (False, True),
+    ] * len(teachers)
+    [call] = [log for log in logs if log["event"] == "tool_call" and log["tool"] == "pdf_read"][-1:]
+    assert len(call["job_ids"]) == 1, call  # heavy-2.pdf: two pages, known, one child
 
 
 def test_selection_memo_is_bounded_least_recently_used_first() -> None:
@@ -306,7 +348,7 @@ async def test_every_child_of_a_two_ended_read_is_audited(root: Path) -> None:
     children's tasks unwind after the answer, and the call's event waits for them: it counts
     both jobs, the abandoned ones too."""
     async with apps(root) as (two, _):
-        await two.call_tool("pdf_info", {"path": "heavy.pdf"})
+        await warm(two, "heavy.pdf")
         with structlog.testing.capture_logs() as logs:
             result = await (await settled(two)).call_tool("pdf_read", {"path": "heavy.pdf"})
             for _ in range(1000):
@@ -332,7 +374,7 @@ async def test_stop_before_abandoned_children_reported_is_no_lost_job(root: Path
     call, so no report can come; the jobs go straight to the spares the supervisor holds."""
     with structlog.testing.capture_logs() as logs:
         async with apps(root) as (two, _):
-            await two.call_tool("pdf_info", {"path": "heavy.pdf"})
+            await warm(two, "heavy.pdf")
             await settled(two)
             zygotes = [p for p in psutil.Process().children() if "worker.zygote" in " ".join(p.cmdline())]
             for zygote in zygotes:
@@ -499,7 +541,7 @@ async def test_backward_child_restarts_where_max_chars_runs_out(tmp_path: Path) 
     pdfs.write(tmp_path / "long.pdf", pdfs.text_pdf(pages))
     async with apps(tmp_path) as (two, one):
         with structlog.testing.capture_logs() as logs:
-            await two.call_tool("pdf_info", {"path": "long.pdf"})
+            await warm(two, "long.pdf")
             merged = await read_all(two, "long.pdf", 20_000, None)
         single = await read_all(one, "long.pdf", 20_000, None)
     assert merged == single and len(merged) >= 5
