@@ -12,11 +12,12 @@ children at once, or reads with one child when there are too few pages for two. 
 selection for either engine (``server.tools``), so a first read after one of them does too.
 
 What is kept: the document's sha256, the selection's engine and ``pages`` (the user's own
-argument, bounded by the input schema) and one number, the size the forward child reported.
-Never text, never a password. A value comes from a job child, so it is untrusted, and it is used
-only for scheduling: the answer is still built from the children's lines as they come, checked
-against the forward child's own ``selection`` line, so a wrong value costs a wasted or a missing
-second child, never a wrong answer. Least recently used entries go first past ``entries``.
+argument, bounded by the input schema) and one number, the size a forward child reported (or the
+page count one of those tools reported). Never text, never a password. A value comes from a job
+child, so it is untrusted, and it is used only for scheduling: the answer is still built from
+the children's lines as they come, checked against the forward child's own ``selection`` line,
+so a wrong value costs a wasted or a missing second child, never a wrong answer. Least recently
+used entries go first past ``entries``.
 """
 
 from __future__ import annotations
