@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import itertools
 import shlex
-import shutil
 import statistics
 import sys
 import time
@@ -76,13 +75,19 @@ async def take_turns(
 
 
 async def _compare(ns: argparse.Namespace, path: Path) -> tuple[list[float], list[list[float]]]:
+    made: list[Path] = []  # the copies ``--after-info`` wrote beside FILE; only they are removed
     try:
-        return await _take_sides(ns, path)
+        return await _take_sides(ns, path, made)
     finally:
-        shutil.rmtree(path.parent / FIRST_READ_DIR, ignore_errors=True)
+        for copy in made:
+            copy.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # gone, or holds files of someone else's
+            (path.parent / FIRST_READ_DIR).rmdir()
 
 
-async def _take_sides(ns: argparse.Namespace, path: Path) -> tuple[list[float], list[list[float]]]:
+async def _take_sides(
+    ns: argparse.Namespace, path: Path, made: list[Path]
+) -> tuple[list[float], list[list[float]]]:
     sides = ((ns.a, ns.a_code), (ns.b, ns.b_code))
     extra = ("--log-level", "warning", "--cache-mb", "0")
     targets = [path.name, path.name]  # what each side reads next
@@ -90,6 +95,7 @@ async def _take_sides(ns: argparse.Namespace, path: Path) -> tuple[list[float], 
 
     def new_copy(which: int) -> str:
         targets[which] = fresh_copy(path.parent, path, next(copies))
+        made.append(path.parent / targets[which])
         return targets[which]
 
     if ns.sdk:

@@ -242,7 +242,8 @@ def turns_summary(rounds: dict[str, list[tuple[list[float], list[float]]]]) -> d
         summary[f"{kind}_diff"], summary[f"{kind}_ratio"] = paired_medians(floors, ends)
         if kind != "again":
             summary[f"{kind}_minus_again"] = statistics.median(
-                sum(ends) - sum(again) for (_, again), (_, ends) in zip(rounds["again"], taken, strict=True)
+                sum(round_ends) - sum(round_again)
+                for (_, round_again), (_, round_ends) in zip(rounds["again"], taken, strict=True)
             )
     return summary
 
