@@ -4,9 +4,18 @@ Runs one tool over many documents through the same supervisor, pool and sandbox 
 server, ``--jobs`` at a time. Writes one JSON line per document (appended, flushed per line):
 ``{"path", "sha256", "ok": true, "result": {...}}`` or ``{"path", "sha256", "ok": false,
 "error": {code, message, retryable, details}}``; tools that return images (``pdf_render``,
-``pdf_images`` with ``extract``) add ``"images": [{"mime_type", "data_base64"}]``. Resumable:
-documents whose sha256 already has a line in the output are skipped. A progress bar goes to
-stderr. Exit status 0 when every document succeeded, 1 when any failed, 2 on bad usage.
+``pdf_images`` with ``extract``) add ``"images": [{"mime_type", "data_base64"}]``.
+
+A line holds the whole result: a paged tool's cursors are followed and its parts joined
+(``server.parts``); ``pdf_read`` asks for ``max_chars`` = 2,000,000 a part unless given one. A
+document whose joined result passes ``max_document_bytes`` stops there, with ``"complete":
+false`` and the ``cursor`` to go on from (``pdf-airlock call`` takes it); it counts as
+``incomplete``. Every successful line says ``"complete"``.
+
+Resumable: documents whose sha256 already has a line in the output are skipped; a torn last
+line (a run killed mid-write) is cut off first, so that document runs again and the file stays
+one JSON object a line. A progress bar goes to stderr. Exit status 0 when every document was
+read whole, 1 when any failed or is incomplete, 2 on bad usage.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,8 +33,10 @@ import anyio
 from tqdm import tqdm
 
 from server.app import App
-from server.config import DEFAULTS, Settings
+from server.config import DEFAULTS, MIB, Settings
 from server.errors import ToolError
+from server.models import MAX_CHARS_CEILING
+from server.parts import PAGED, join_part, owned
 from server.pool import Pool
 
 __all__ = ["run_batch"]
@@ -47,27 +59,76 @@ def done_digests(out: Path) -> set[str]:
         try:
             digests.add(str(json.loads(line)["sha256"]))
         except (ValueError, KeyError, TypeError):
-            continue  # a torn last line from an interrupted run: that document runs again
+            continue  # not one of our lines (or a torn one mid-file): nothing to skip
     return digests
 
 
-async def _one(
-    app: App, tool: str, arguments: dict[str, Any], path: Path, skip: set[str]
-) -> dict[str, Any] | None:
+def cut_torn_tail(out: Path) -> int:
+    """Bytes cut from the end of ``out``: a last line without its newline (the run that wrote it
+    was killed mid-write) that is not whole JSON. Appending after it would fuse the next line
+    with it; cut off, its document runs again. A whole last line only gets its newline."""
+    if not out.exists() or out.stat().st_size == 0:
+        return 0
+    data = out.read_bytes()
+    if data.endswith(b"\n"):
+        return 0
+    start = data.rfind(b"\n") + 1
     try:
-        document = app.policy.open_path(str(path.resolve()))
+        json.loads(data[start:])
+    except ValueError:
+        with out.open("r+b") as handle:
+            handle.truncate(start)
+        return len(data) - start
+    with out.open("ab") as handle:
+        handle.write(b"\n")
+    return 0
+
+
+def _json_bytes(value: dict[str, Any]) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8", errors="replace"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    app: App
+    tool: str
+    arguments: dict[str, Any]
+    skip: set[str]
+    max_document_bytes: int
+
+
+async def _one(job: _Job, path: Path) -> dict[str, Any] | None:
+    try:
+        document = job.app.policy.open_path(str(path.resolve()))
     except ToolError as error:
         return {"path": str(path), "sha256": None, "ok": False, "error": error.to_dict()}
     digest = document.sha256
     document.close()
-    if digest in skip:
+    if digest in job.skip:
         return None
-    result = await app.call_tool(tool, arguments | {"path": str(path.resolve())})
+    arguments = job.arguments | {"path": str(path.resolve())}
+    if job.tool == "pdf_read":
+        arguments.setdefault("max_chars", MAX_CHARS_CEILING)
+    result = await job.app.call_tool(job.tool, arguments)
     line: dict[str, Any] = {"path": str(path), "sha256": digest, "ok": not result.is_error}
     structured = result.structured_content or {}
-    line["error" if result.is_error else "result"] = (
-        structured.get("error") if result.is_error else structured
-    )
+    if result.is_error:
+        line["error"] = structured.get("error")
+        return line
+    size = _json_bytes(structured)
+    # Later parts name no ``extract``: the cursor does not depend on it, and one copy is enough.
+    arguments.pop("extract", None)
+    if structured.get("cursor") and job.tool in PAGED:
+        structured = owned(structured)
+    while structured.get("cursor") and job.tool in PAGED and size < job.max_document_bytes:
+        part = await job.app.call_tool(job.tool, arguments | {"cursor": structured["cursor"]})
+        more = part.structured_content or {}
+        if part.is_error:
+            return line | {"ok": False, "error": more.get("error")}
+        join_part(job.tool, structured, more)
+        size += _json_bytes(more)
+    line.update(sha256=structured.get("sha256", digest), result=structured)
+    line["complete"] = not structured.get("cursor")
     images = [block for block in result.content if block.type == "image"]
     if images:  # pdf_render, pdf_images with extract: the PNGs themselves
         line["images"] = [{"mime_type": block.mime_type, "data_base64": block.data} for block in images]
@@ -82,6 +143,7 @@ async def _run(
     files: list[Path],
     out: TextIO,
     skip: set[str],
+    max_document_bytes: int,
 ) -> Counter[str]:
     outcomes: Counter[str] = Counter()
     queue = iter(files)
@@ -89,15 +151,15 @@ async def _run(
     async with Pool(
         settings.workers, len(files) + 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
     ) as pool:
-        app = App(settings, pool)
+        job = _Job(App(settings, pool), tool, arguments, skip, max_document_bytes)
 
         async def worker() -> None:
             for path in queue:
-                line = await _one(app, tool, arguments, path, skip)
+                line = await _one(job, path)
                 if line is None:
                     outcomes["skipped"] += 1
                 else:
-                    outcomes["ok" if line["ok"] else line["error"]["code"]] += 1
+                    outcomes[_outcome(line)] += 1
                     out.write(json.dumps(line, ensure_ascii=False) + "\n")
                     out.flush()
                 bar.update(1)
@@ -109,12 +171,38 @@ async def _run(
     return outcomes
 
 
-def run_batch(settings: Settings, tool: str, arguments: dict[str, Any], paths: list[Path], out: Path) -> int:
+def _outcome(line: dict[str, Any]) -> str:
+    if not line["ok"]:
+        return str(line["error"]["code"])
+    return "ok" if line["complete"] else "incomplete"
+
+
+def run_batch(
+    settings: Settings,
+    tool: str,
+    arguments: dict[str, Any],
+    paths: list[Path],
+    out: Path,
+    *,
+    max_document_bytes: int = DEFAULTS.batch_max_document_mb * MIB,
+) -> int:
     files = list(expand(paths))
+    torn = cut_torn_tail(out)
+    if torn:
+        sys.stderr.write(f"pdf-airlock batch: cut a torn last line ({torn} bytes) from {out}\n")
     skip = done_digests(out)
     with out.open("a", encoding="utf-8") as handle:
         outcomes = anyio.run(
-            functools.partial(_run, settings, tool, arguments, files=files, out=handle, skip=skip)
+            functools.partial(
+                _run,
+                settings,
+                tool,
+                arguments,
+                files=files,
+                out=handle,
+                skip=skip,
+                max_document_bytes=max_document_bytes,
+            )
         )
     failed = sum(count for code, count in outcomes.items() if code not in ("ok", "skipped"))
     summary = ", ".join(f"{code}: {count}" for code, count in sorted(outcomes.items()))

@@ -166,6 +166,13 @@ def _parser() -> argparse.ArgumentParser:
     batch.add_argument("--out", type=Path, required=True, help="JSON Lines output (appended; resumable)")
     batch.add_argument("--jobs", type=int, default=0, help="documents in parallel (default: CPUs)")
     batch.add_argument("--json", dest="arguments", default="{}", help="extra tool arguments as a JSON object")
+    batch.add_argument(
+        "--max-document-mb",
+        type=float,
+        default=float(_env("BATCH_MAX_DOCUMENT_MB", DEFAULTS.batch_max_document_mb)),
+        help="most MB of JSON result one document's line gathers by following cursors; past it "
+        "the line has complete: false and the cursor to go on from",
+    )
     _add_settings_flags(batch)
     batch.set_defaults(log_level=_env("LOG_LEVEL", "warning"))  # the progress bar shares stderr
     selftest = commands.add_parser("self-test", help="report which sandbox layers are active here")
@@ -232,7 +239,19 @@ def main(argv: list[str] | None = None) -> None:
             settings = dataclasses.replace(settings, workers=ns.jobs)
         if not ns.root:  # the operator names the files: allow them wherever they are
             settings = dataclasses.replace(settings, roots=(Path("/"),))
-        raise SystemExit(run_batch(settings, ns.tool, _json_object(ns.arguments), ns.paths, ns.out))
+        if ns.max_document_mb <= 0:
+            raise SystemExit("pdf-airlock: --max-document-mb must be positive")
+        max_document_bytes = int(ns.max_document_mb * MIB)
+        raise SystemExit(
+            run_batch(
+                settings,
+                ns.tool,
+                _json_object(ns.arguments),
+                ns.paths,
+                ns.out,
+                max_document_bytes=max_document_bytes,
+            )
+        )
     if ns.command == "self-test":
         raise SystemExit(anyio.run(_self_test, settings, ns.json))
     from server.session import serve

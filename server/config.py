@@ -31,6 +31,7 @@ class _Defaults:
     cache_disk_mb: int = 256
     zygote_start_timeout_s: float = 60.0
     job_nice: int = 10
+    batch_max_document_mb: int = 64
 
 
 DEFAULTS: Final = _Defaults()

@@ -16,6 +16,7 @@ import mcp_types as types
 from pydantic import BaseModel
 
 from server.cursor import decode_cursor, encode_cursor, selection_key
+from server.errors import ToolError
 from server.models import (
     READ_ENGINES,
     DocumentInput,
@@ -112,24 +113,45 @@ def _start(token: str | None, document: Document, tool: str, key: str) -> int:
     return decode_cursor(token, document.sha256, tool, key)["start"] if token else 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Position:
+    """Where a paged job's answer goes on from: the result's position field (made into
+    ``cursor``), the cursor's tool and selection key, and the position the call started from."""
+
+    field: str
+    tool: str
+    key: str
+    start: dict[str, int]
+
+
+def _advances(start: dict[str, int], state: dict[str, int]) -> bool:
+    """A position past ``start``, compared field by field in the result's order: every answer
+    with a cursor covers at least one item or character, so a child's position that does not
+    move on would send a client that follows cursors round for ever."""
+    return tuple(state.values()) > tuple(start.get(name, 0) for name in state)
+
+
 def _published(
     output_model: type[OutputT],
     result: Any,
     warnings: list[str],
     document: Document,
     *,
-    position: tuple[str, str, str] | None = None,
+    position: _Position | None = None,
     **replaced: Any,
 ) -> OutputT:
-    """A job's published output: its validated result plus the source fields. ``position`` =
-    (field, tool, selection key) turns the result's position field into ``cursor`` (null when
-    the job finished); keyword arguments replace result fields."""
+    """A job's published output: its validated result plus the source fields. ``position`` turns
+    the result's position field into ``cursor`` (null when the job finished); keyword arguments
+    replace result fields."""
     fields = result.model_dump(exclude={"warnings", *replaced})
     if position is not None:
-        field, tool, key = position
-        state = fields.pop(field)
+        state = fields.pop(position.field)
         state = {"start": state} if isinstance(state, int) else state
-        fields["cursor"] = encode_cursor(document.sha256, tool, key, state) if state is not None else None
+        if state is not None and not _advances(position.start, state):
+            raise ToolError("crashed", "the job child returned a position that does not go past the call's")
+        fields["cursor"] = (
+            encode_cursor(document.sha256, position.tool, position.key, state) if state is not None else None
+        )
     return output_model(**_source(document), **fields, **replaced, warnings=[*result.warnings, *warnings])
 
 
@@ -143,14 +165,12 @@ def _learn_page_count(runner: JobRunner, document: Document, page_count: int) ->
 
 async def pdf_info(runner: JobRunner, args: PdfInfoInput, document: Document) -> tuple[BaseModel, str]:
     key = selection_key(pages=args.pages)
-    job_args = {
-        "pages": args.pages,
-        "password": _password(args),
-        "start": _start(args.cursor, document, "pdf_info", key),
-    }
+    start = _start(args.cursor, document, "pdf_info", key)
+    job_args = {"pages": args.pages, "password": _password(args), "start": start}
     result, warnings = await runner.run_job("pdf_info", job_args, document, PdfInfoUntrusted)
     _learn_page_count(runner, document, result.page_count)
-    output = _published(PdfInfoOutput, result, warnings, document, position=("next_start", "pdf_info", key))
+    position = _Position("next_start", "pdf_info", key, {"start": start})
+    output = _published(PdfInfoOutput, result, warnings, document, position=position)
     return output, _info_text(output)
 
 
@@ -207,7 +227,9 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
     else:
         result, warnings = split
-    output = _published(PdfReadOutput, result, warnings, document, position=("next", "pdf_read", key))
+    output = _published(
+        PdfReadOutput, result, warnings, document, position=_Position("next", "pdf_read", key, position)
+    )
     return output, _read_text(output)
 
 
@@ -235,10 +257,12 @@ async def _job_output(
 ) -> OutputT:
     """Run a job and publish its result. ``paged`` = (the call's cursor, its selection key) for a
     job listing items from ``start`` that returns ``next_start``."""
+    position = None
     if paged is not None:
-        job_args = job_args | {"start": _start(paged[0], document, kind, paged[1])}
+        start = _start(paged[0], document, kind, paged[1])
+        job_args = job_args | {"start": start}
+        position = _Position("next_start", kind, paged[1], {"start": start})
     result, warnings = await runner.run_job(kind, job_args, document, untrusted)
-    position = ("next_start", kind, paged[1]) if paged is not None else None
     return _published(output_model, result, warnings, document, position=position)
 
 
@@ -385,7 +409,9 @@ async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document
     }
     result, warnings = await runner.run_job("pdf_search", job_args, document, PdfSearchUntrusted)
     _learn_page_count(runner, document, result.page_count)
-    output = _published(PdfSearchOutput, result, warnings, document, position=("next", "pdf_search", key))
+    output = _published(
+        PdfSearchOutput, result, warnings, document, position=_Position("next", "pdf_search", key, position)
+    )
     lines = [f"{output.source}: {len(output.hits)} hit(s) for {args.query!r}"]
     for hit in output.hits:
         label = f" ({hit.label})" if hit.label != str(hit.page) else ""
@@ -434,13 +460,14 @@ async def pdf_images(
     runner: JobRunner, args: PdfImagesInput, document: Document
 ) -> tuple[BaseModel, Content]:
     key = selection_key(pages=args.pages)
+    start = _start(args.cursor, document, "pdf_images", key)
     job_args = {
         "password": _password(args),
         "pages": args.pages,
         "max_items": args.max_items,
         "max_pixels": args.max_pixels,
         "extract": args.extract.model_dump() if args.extract else None,
-        "start": _start(args.cursor, document, "pdf_images", key),
+        "start": start,
     }
     result, warnings = await runner.run_job("pdf_images", job_args, document, PdfImagesUntrusted)
     extracted = None
@@ -462,7 +489,7 @@ async def pdf_images(
         result,
         warnings,
         document,
-        position=("next_start", "pdf_images", key),
+        position=_Position("next_start", "pdf_images", key, {"start": start}),
         extracted=extracted,
     )
     lines = [f"{output.source}: {len(output.images)} image(s) on {output.selected_pages} page(s)"]

@@ -52,3 +52,80 @@ def test_batch_keeps_rendered_images(docs: Path, tmp_path: Path) -> None:
     assert image["mime_type"] == "image/png" and png.startswith(b"\x89PNG\r\n\x1a\n")
     assert hashlib.sha256(png).hexdigest() == lines["hello.pdf"]["result"]["image"]["png_sha256"]
     assert "images" not in lines["not-a-pdf.pdf"]
+
+
+def run_json(out: Path, *paths: Path, tool: str, arguments: dict[str, object], extra: tuple[str, ...] = ()):
+    command = [sys.executable, "-m", "server", "batch", tool, *map(str, paths), "--out", str(out)]
+    command += ["--jobs", "2", "--json", json.dumps(arguments), *extra]
+    run = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=False)
+    return run, [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def test_batch_follows_cursors_to_the_whole_result(docs: Path, tmp_path: Path) -> None:
+    """A line holds every page, hit and item, however small the parts: the same as one part."""
+    _, [whole] = run_json(tmp_path / "whole.jsonl", docs / "long.pdf", tool="pdf_read", arguments={})
+    run, [parted] = run_json(
+        tmp_path / "parts.jsonl", docs / "long.pdf", tool="pdf_read", arguments={"max_chars": 700}
+    )
+    texts = [page["text"] for page in whole["result"]["pages"]]
+    assert run.returncode == 0 and "ok: 1" in run.stderr
+    assert len(texts) == 20 and sum(map(len, texts)) > 10 * 700  # so the parted run took 10+ parts
+    assert whole["complete"] is True and whole["result"]["cursor"] is None
+    assert parted["complete"] is True and parted["result"]["cursor"] is None
+    assert [page["text"] for page in parted["result"]["pages"]] == texts
+    assert all(page["complete"] and page["offset"] == 0 for page in parted["result"]["pages"])
+
+    query = {"query": "lorem", "context_chars": 5}
+    _, [found] = run_json(tmp_path / "hits.jsonl", docs / "long.pdf", tool="pdf_search", arguments=query)
+    parts = query | {"max_results": 7}
+    _, [parted] = run_json(tmp_path / "parted.jsonl", docs / "long.pdf", tool="pdf_search", arguments=parts)
+    assert len(found["result"]["hits"]) == 20 * 40  # 40 on each of 20 pages: the parts cut pages
+    assert parted["result"]["hits"] == found["result"]["hits"]
+    assert parted["result"]["pages_searched"] == found["result"]["pages_searched"] == 20
+
+    _, [info] = run_json(tmp_path / "info.jsonl", docs / "long.pdf", tool="pdf_info", arguments={})
+    assert info["result"]["cursor"] is None and len(info["result"]["pages"]) == 20
+
+
+def test_batch_stops_at_the_document_cap_with_the_cursor(docs: Path, tmp_path: Path) -> None:
+    _, [whole] = run_json(tmp_path / "whole.jsonl", docs / "long.pdf", tool="pdf_read", arguments={})
+    run, [capped] = run_json(
+        tmp_path / "capped.jsonl",
+        docs / "long.pdf",
+        tool="pdf_read",
+        arguments={"max_chars": 700},
+        extra=("--max-document-mb", "0.002"),
+    )
+    assert run.returncode == 1 and "incomplete: 1" in run.stderr
+    assert capped["ok"] is True and capped["complete"] is False
+    pages = capped["result"]["pages"]
+    texts = [page["text"] for page in whole["result"]["pages"]]
+    assert 2 <= len(pages) < 20
+    assert [page["text"] for page in pages[:-1]] == texts[: len(pages) - 1]
+    assert texts[len(pages) - 1].startswith(pages[-1]["text"])
+    # The cursor goes on from there, in any later call.
+    arguments = {"path": "long.pdf", "max_chars": 100_000, "cursor": capped["result"]["cursor"]}
+    command = [sys.executable, "-m", "server", "call", "pdf_read", "--root", str(docs)]
+    command += ["--log-level", "error", "--json", json.dumps(arguments)]
+    rest = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=True)
+    more = json.loads(rest.stdout)["structuredContent"]["pages"]
+    cut = pages[-1]
+    assert cut["complete"] is False  # 700-character parts of pages of about 490 cut the last one
+    assert more[0]["page"] == cut["page"] and more[0]["offset"] == len(cut["text"])
+    assert cut["text"] + more[0]["text"] == texts[len(pages) - 1]
+    assert [page["text"] for page in more[1:]] == texts[len(pages) :]
+
+
+def test_batch_cuts_a_torn_last_line_and_reads_that_document_again(docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    batch(out, docs / "hello.pdf", docs / "columns.pdf")
+    lines = out.read_text().splitlines()
+    torn = next(line for line in lines if json.loads(line)["path"].endswith("columns.pdf"))
+    kept = [line for line in lines if line != torn]
+    out.write_text(kept[0] + "\n" + torn[: len(torn) // 2])  # killed mid-write: no newline
+    second = batch(out, docs / "hello.pdf", docs / "columns.pdf")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert second.returncode == 0
+    assert "cut a torn last line" in second.stderr
+    assert "skipped: 1" in second.stderr and "ok: 1" in second.stderr
+    assert sorted(Path(line["path"]).name for line in lines) == ["columns.pdf", "hello.pdf"]
