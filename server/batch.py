@@ -15,11 +15,13 @@ false`` and the ``cursor`` to go on from (``pdf-airlock call`` takes it); it cou
 Resumable: documents whose sha256 already has a line in the output are skipped; a torn last
 line (a run killed mid-write) is cut off first, so that document runs again and the file stays
 one JSON object a line. A progress bar goes to stderr. Exit status 0 when every document was
-read whole, 1 when any failed or is incomplete, 2 on bad usage.
+read whole, 1 when any failed or is incomplete, 2 on bad usage or when another run is writing
+the same output (each run holds an exclusive ``flock`` on it).
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import sys
@@ -187,11 +189,16 @@ def run_batch(
     max_document_bytes: int = DEFAULTS.batch_max_document_mb * MIB,
 ) -> int:
     files = list(expand(paths))
-    torn = cut_torn_tail(out)
-    if torn:
-        sys.stderr.write(f"pdf-airlock batch: cut a torn last line ({torn} bytes) from {out}\n")
-    skip = done_digests(out)
     with out.open("a", encoding="utf-8") as handle:
+        try:  # held to the end: a second run on the same file would cut this one's line short
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.stderr.write(f"pdf-airlock batch: another batch run is writing {out}\n")
+            return 2
+        torn = cut_torn_tail(out)
+        if torn:
+            sys.stderr.write(f"pdf-airlock batch: cut a torn last line ({torn} bytes) from {out}\n")
+        skip = done_digests(out)
         outcomes = anyio.run(
             functools.partial(
                 _run,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import json
 import shutil
@@ -129,3 +130,17 @@ def test_batch_cuts_a_torn_last_line_and_reads_that_document_again(docs: Path, t
     assert "cut a torn last line" in second.stderr
     assert "skipped: 1" in second.stderr and "ok: 1" in second.stderr
     assert sorted(Path(line["path"]).name for line in lines) == ["columns.pdf", "hello.pdf"]
+
+
+def test_batch_refuses_an_output_another_run_is_writing(docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    done = {"path": "a.pdf", "sha256": "00", "ok": True, "complete": True, "result": {}}
+    out.write_text(json.dumps(done) + '\n{"path": "b.pdf')  # b.pdf: the other run is writing it
+    before = out.read_bytes()
+    with out.open("a") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        refused = batch(out, docs / "hello.pdf")
+    assert refused.returncode == 2 and "another batch run is writing" in refused.stderr
+    assert out.read_bytes() == before  # its line in progress is not taken for a torn one
+    after = batch(out, docs / "hello.pdf")
+    assert after.returncode == 0 and "cut a torn last line" in after.stderr
