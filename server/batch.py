@@ -24,12 +24,13 @@ from __future__ import annotations
 import fcntl
 import functools
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 import anyio
 from tqdm import tqdm
@@ -43,6 +44,8 @@ from server.pool import Pool
 
 __all__ = ["run_batch"]
 
+_TAIL_CHUNK: Final = 1 << 16
+
 
 def expand(paths: list[Path]) -> Iterator[Path]:
     """Files as given; directories recursively for ``*.pdf`` (sorted, so runs are repeatable)."""
@@ -54,35 +57,51 @@ def expand(paths: list[Path]) -> Iterator[Path]:
 
 
 def done_digests(out: Path) -> set[str]:
+    """The sha256 of every document with a line in ``out``, read a line at a time (an output of
+    rendered pages can be far larger than memory)."""
     if not out.exists():
         return set()
     digests = set()
-    for line in out.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            digests.add(str(json.loads(line)["sha256"]))
-        except (ValueError, KeyError, TypeError):
-            continue  # not one of our lines (or a torn one mid-file): nothing to skip
+    with out.open("rb") as lines:
+        for line in lines:
+            try:
+                digest = json.loads(line)["sha256"]
+            except (ValueError, KeyError, TypeError):
+                continue  # not one of our lines (or a torn one mid-file): nothing to skip
+            if isinstance(digest, str):
+                digests.add(digest)
     return digests
 
 
 def cut_torn_tail(out: Path) -> int:
     """Bytes cut from the end of ``out``: a last line without its newline (the run that wrote it
     was killed mid-write) that is not whole JSON. Appending after it would fuse the next line
-    with it; cut off, its document runs again. A whole last line only gets its newline."""
-    if not out.exists() or out.stat().st_size == 0:
+    with it; cut off, its document runs again. A whole last line only gets its newline. Reads
+    the last line only."""
+    if not out.exists():
         return 0
-    data = out.read_bytes()
-    if data.endswith(b"\n"):
-        return 0
-    start = data.rfind(b"\n") + 1
-    try:
-        json.loads(data[start:])
-    except ValueError:
-        with out.open("r+b") as handle:
+    with out.open("r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0 or os.pread(handle.fileno(), 1, size - 1) == b"\n":
+            return 0
+        start = _last_line_start(handle.fileno(), size)
+        try:
+            json.loads(os.pread(handle.fileno(), size - start, start))
+        except ValueError:
             handle.truncate(start)
-        return len(data) - start
-    with out.open("ab") as handle:
+            return size - start
         handle.write(b"\n")
+    return 0
+
+
+def _last_line_start(fd: int, size: int) -> int:
+    end = size
+    while end > 0:
+        begin = max(0, end - _TAIL_CHUNK)
+        newline = os.pread(fd, end - begin, begin).rfind(b"\n")
+        if newline >= 0:
+            return begin + newline + 1
+        end = begin
     return 0
 
 
