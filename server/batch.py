@@ -12,7 +12,8 @@ document whose joined result passes ``max_document_bytes`` stops there, with ``"
 false`` and the ``cursor`` to go on from (``pdf-airlock call`` takes it); it counts as
 ``incomplete``. Every successful line says ``"complete"``.
 
-Resumable: documents whose sha256 already has a line in the output are skipped; a torn last
+Resumable: documents whose sha256 already has a line in the output are skipped, unless that
+line is a ``retryable`` error (the later line then stands for the document); a torn last
 line (a run killed mid-write) is cut off first, so that document runs again and the file stays
 one JSON object a line. A progress bar goes to stderr. Exit status 0 when every document was
 read whole, 1 when any failed or is incomplete, 2 on bad usage or when another run is writing
@@ -58,18 +59,21 @@ def expand(paths: list[Path]) -> Iterator[Path]:
 
 
 def done_digests(out: Path) -> set[str]:
-    """The sha256 of every document with a line in ``out``, read a line at a time (an output of
-    rendered pages can be far larger than memory)."""
+    """The sha256 of every document with a line in ``out`` that settles it: a result, or an
+    error that is not ``retryable`` (``overloaded``, ``worker_unavailable``, ``cancelled`` run
+    again). Read a line at a time: an output of rendered pages can be far larger than memory."""
     if not out.exists():
         return set()
     digests = set()
     with out.open("rb") as lines:
         for line in lines:
             try:
-                digest = json.loads(line)["sha256"]
-            except (ValueError, KeyError, TypeError):
+                record = json.loads(line)
+                digest, error = record["sha256"], record.get("error")
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # not one of our lines (or a torn one mid-file): nothing to skip
-            if isinstance(digest, str):
+            retry = isinstance(error, dict) and error.get("retryable") is True
+            if isinstance(digest, str) and not retry:
                 digests.add(digest)
     return digests
 

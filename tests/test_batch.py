@@ -144,3 +144,22 @@ def test_batch_refuses_an_output_another_run_is_writing(docs: Path, tmp_path: Pa
     assert out.read_bytes() == before  # its line in progress is not taken for a torn one
     after = batch(out, docs / "hello.pdf")
     assert after.returncode == 0 and "cut a torn last line" in after.stderr
+
+
+def test_batch_runs_a_retryable_failure_again_on_resume(docs: Path, tmp_path: Path) -> None:
+    """A line with a ``retryable`` error (overloaded, worker_unavailable, cancelled) does not
+    settle its document: the next run reads it again. Any other line does."""
+    out = tmp_path / "results.jsonl"
+    names = ("hello.pdf", "long.pdf")
+    digest = {name: hashlib.sha256((docs / name).read_bytes()).hexdigest() for name in names}
+    earlier = [
+        {"path": "hello.pdf", "sha256": digest["hello.pdf"], "ok": False,
+         "error": {"code": "worker_unavailable", "message": "", "retryable": True, "details": {}}},
+        {"path": "long.pdf", "sha256": digest["long.pdf"], "ok": False,
+         "error": {"code": "timeout", "message": "", "retryable": False, "details": {}}},
+    ]  # fmt: skip
+    out.write_text("".join(json.dumps(line) + "\n" for line in earlier))
+    run = batch(out, docs / "hello.pdf", docs / "long.pdf")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert run.returncode == 0 and "skipped: 1" in run.stderr and "ok: 1" in run.stderr
+    assert len(lines) == 3 and lines[-1]["sha256"] == digest["hello.pdf"] and lines[-1]["ok"] is True
