@@ -56,3 +56,34 @@ def test_job_nice_out_of_range_is_refused_before_starting(docs: Path) -> None:
         )  # fmt: skip
         assert done.returncode != 0 and done.stdout == ""
         assert "--job-nice must be between 0 and 19" in done.stderr
+
+
+def test_every_stderr_line_is_a_json_object(docs: Path) -> None:
+    """The server's own events, and what the standard library's loggers (asyncio, the SDK) and
+    Python warnings write, one JSON object a line: an audit pipeline reads stderr as JSON lines."""
+    script = (
+        "import logging, warnings, structlog\n"
+        "from server.log import configure_logging\n"
+        "configure_logging('info')\n"
+        "structlog.get_logger('pdf_airlock.test').info('own_event', pages=2)\n"
+        "logging.getLogger('asyncio').warning('Unknown child process pid %d', 15)\n"
+        "logging.getLogger('asyncio').info('below the floor: not written')\n"
+        "warnings.warn('an old API', DeprecationWarning, stacklevel=1)\n"
+        "try:\n    1 / 0\n"
+        "except ZeroDivisionError:\n    logging.getLogger('mcp.server').exception('failed')\n"
+    )
+    command = [sys.executable, "-W", "always", "-c", script]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, check=True)
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(line.get("logger"), line["level"]) for line in lines] == [
+        (None, "info"),
+        ("asyncio", "warning"),
+        ("py.warnings", "warning"),
+        ("mcp.server", "error"),
+    ]
+    assert lines[0]["event"] == "own_event" and lines[0]["pages"] == 2
+    assert lines[1]["event"] == "Unknown child process pid 15"
+    assert "DeprecationWarning: an old API" in lines[2]["event"]
+    assert "ZeroDivisionError" in lines[3]["exception"] and all("timestamp" in line for line in lines)
+    call_done = call(docs, "pdf_info", {"path": "hello.pdf"})
+    assert call_done.stderr and all(json.loads(line) for line in call_done.stderr.splitlines())
