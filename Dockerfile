@@ -2,12 +2,12 @@
 #
 # Built from a locally made Debian bookworm base (no registry is needed) and wheels prepared on
 # the host: `scripts/container.sh build` does both. BASE can point at any bookworm image with
-# python3 and python3-venv (e.g. docker.io/library/debian:bookworm plus those packages).
+# python3, python3-venv and tini (e.g. docker.io/library/debian:bookworm plus those packages).
 #
 #   docker run -i --rm --network none --read-only --cap-drop ALL \
 #     --security-opt no-new-privileges --security-opt seccomp=seccomp/profile.json \
 #     -v "$PWD:/data:ro" pdf-airlock
-ARG BASE=pdf-airlock-base:bookworm
+ARG BASE=pdf-airlock-base:bookworm-tini
 
 FROM ${BASE} AS build
 COPY wheels/ /wheels/
@@ -27,5 +27,8 @@ ENV PATH=/opt/airlock/bin:/usr/bin:/bin \
     LANG=C.UTF-8
 USER 10001:10001
 WORKDIR /data
-ENTRYPOINT ["pdf-airlock"]
+# tini as PID 1 reaps the processes orphaned to it: when a zygote dies, its pre-forked children
+# die with it (their parent-death signal) and are re-parented to PID 1, which the server would
+# never wait for. It passes stdin, stdout and stderr through and forwards signals to the server.
+ENTRYPOINT ["/usr/bin/tini", "--", "pdf-airlock"]
 CMD ["serve", "--root", "/data"]

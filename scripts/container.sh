@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 STATE=${PDF_AIRLOCK_DOCKER_STATE:-/tmp/pdf-airlock-docker}
 export DOCKER_HOST="unix://$STATE/docker.sock"
 PYTHON=${PYTHON:-.venv/bin/python}
+# tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile).
+BASE_PACKAGES=python3,python3-venv,passwd,tini
+BASE=pdf-airlock-base:bookworm-tini
 
 setup() {
   command -v dockerd >/dev/null && command -v mmdebstrap >/dev/null && return
@@ -32,14 +35,15 @@ start() {
 }
 
 build() {
-  if ! docker image inspect pdf-airlock-base:bookworm >/dev/null 2>&1; then
-    mmdebstrap --quiet --variant=minbase --include=python3,python3-venv,passwd bookworm "$STATE/base.tar"
-    docker import "$STATE/base.tar" pdf-airlock-base:bookworm >/dev/null
+  # The tag names the package set, so a base made before a package was added is not reused.
+  if ! docker image inspect "$BASE" >/dev/null 2>&1; then
+    mmdebstrap --quiet --variant=minbase --include="$BASE_PACKAGES" bookworm "$STATE/base.tar"
+    docker import "$STATE/base.tar" "$BASE" >/dev/null
     rm -f "$STATE/base.tar"
   fi
   rm -rf wheels
   "$PYTHON" -m pip wheel -q --disable-pip-version-check -c constraints.txt -w wheels . >&2
-  docker build -q -t pdf-airlock . >/dev/null
+  docker build -q --build-arg BASE="$BASE" -t pdf-airlock . >/dev/null
   docker image inspect pdf-airlock --format '{{.Size}}'
 }
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 PROFILE = ROOT / "seccomp" / "profile.json"
 STATE = Path(os.environ.get("PDF_AIRLOCK_DOCKER_STATE", "/tmp/pdf-airlock-docker"))
 DOCKER_HOST = f"unix://{STATE}/docker.sock"
-ENTRYPOINT = "/opt/airlock/bin/pdf-airlock"
+ENTRYPOINT = "/usr/bin/tini"  # the image's PID 1; it starts /opt/airlock/bin/pdf-airlock
 CLONE_NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 DENIED = {
     "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "ptrace", "process_vm_readv",

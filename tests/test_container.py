@@ -8,6 +8,7 @@ seccomp option: a profile path (default: the project's seccomp/profile.json), ``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -151,3 +152,39 @@ async def _job_niceness(found: list[int]) -> None:
                     found.append(process.info["nice"])
                     return
             await anyio.sleep(0.02)
+
+
+@pytest.mark.anyio
+async def test_a_dead_zygotes_children_are_reaped(shared: Path) -> None:
+    """The image's PID 1 is tini: when the zygote dies, its pre-forked spares die with it (their
+    parent-death signal) and are re-parented to PID 1, which reaps them. With the server as PID 1
+    they stayed zombies for the container's whole life, one set per zygote restart."""
+    args = [*production_flags(shared), "serve", "--root", "/data"]
+    params = StdioServerParameters(command="docker", args=args, env=dict(os.environ))
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        first = await client.call_tool("pdf_read", {"path": "hello.pdf"})
+        with anyio.fail_after(30):
+            while not (spares := _idle_spares()):
+                await anyio.sleep(0.05)
+        zygote = psutil.Process(next(iter(spares))).parent()
+        assert zygote is not None and "worker.zygote" in " ".join(zygote.cmdline())
+        zygote.kill()
+        with anyio.fail_after(60):  # a new zygote takes over: calls work again
+            while (again := await client.call_tool("pdf_read", {"path": "hello.pdf"})).is_error:
+                assert again.structured_content["error"]["retryable"] is True
+                await anyio.sleep(0.2)
+        with anyio.fail_after(10):
+            while left := _image_zombies(spares):
+                await anyio.sleep(0.1)
+    assert first.is_error is False and again.is_error is False
+    assert not left
+
+
+def _image_zombies(pids: set[int]) -> set[int]:
+    """Those of ``pids`` that are still zombies (dead, never waited for)."""
+    found = set()
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                found.add(pid)
+    return found
