@@ -748,8 +748,9 @@ def batch_run(directory: Path) -> tuple[int, int, float]:
 
 
 def batch_rates(folder: Path, files: dict[str, Path], documents: int = 60) -> dict[str, Any]:
-    """``pdf-airlock batch`` over distinct 10-page documents (documents per second per core), and
-    over the corpus's documents beside in-process pypdfium2 reading them one after another."""
+    """``pdf-airlock batch`` over distinct 10-page documents (documents per second per core), over
+    the corpus's documents beside in-process pypdfium2 reading them one after another, and over
+    text-1.pdf alone (what start-up costs a run)."""
     from corpus import text_document
 
     batch_dir = folder / "batch"
@@ -757,10 +758,11 @@ def batch_rates(folder: Path, files: dict[str, Path], documents: int = 60) -> di
         batch_dir.mkdir()
         for seed in range(documents):
             (batch_dir / f"doc-{seed:03}.pdf").write_bytes(text_document(10, seed=100 + seed))
-    corpus_dir = folder / "batch-corpus"
-    corpus_dir.mkdir(exist_ok=True)
-    for name, path in files.items():
-        (corpus_dir / name).write_bytes(path.read_bytes())
+    corpus_dir, alone_dir = folder / "batch-corpus", folder / "batch-one-page"
+    for directory, names in ((corpus_dir, list(files)), (alone_dir, ["text-1.pdf"])):
+        directory.mkdir(exist_ok=True)
+        for name in names:
+            (directory / name).write_bytes(files[name].read_bytes())
     started = time.perf_counter()
     for path in files.values():
         floor_text(path)
@@ -768,6 +770,7 @@ def batch_rates(folder: Path, files: dict[str, Path], documents: int = 60) -> di
     return {
         "ten_page": batch_run(batch_dir),
         "corpus": batch_run(corpus_dir),
+        "one_page": batch_run(alone_dir),
         "corpus_floor_s": floor_s,
         "cores": len(os.sched_getaffinity(0)),
     }
@@ -780,7 +783,8 @@ def batch_lines(batch: dict[str, Any]) -> list[str]:
         f"| `pdf-airlock batch pdf_read` over {ten} ten-page documents (whole run, start-up included) "
         f"| {ten_s:.2f} s, {ten / ten_s / cores:.1f} documents/s per core |",
         f"| the same over the corpus's {docs} documents ({pages:,} pages, every line whole; in-process "
-        f"pypdfium2 one after another: {batch['corpus_floor_s']:.2f} s) | {corpus_s:.2f} s, "
+        f"pypdfium2 one after another: {batch['corpus_floor_s']:.2f} s; a run over text-1.pdf alone, "
+        f"mostly start-up: {batch['one_page'][2]:.2f} s) | {corpus_s:.2f} s, "
         f"{pages / corpus_s / cores:.0f} pages/s per core |",
     ]
 

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 import anyio
-import anyio.lowlevel
 from tqdm import tqdm
 
 from server.app import App
@@ -147,9 +146,6 @@ async def _one(job: _Job, path: Path) -> dict[str, Any] | None:
     if structured.get("cursor") and job.tool in PAGED:
         structured = owned(structured)
     while structured.get("cursor") and job.tool in PAGED and size < job.max_document_bytes:
-        # One round of the event loop first: the part before's cancelled job children (a
-        # two-ended read's) give their worker slots back, so this part may read with two.
-        await anyio.lowlevel.checkpoint()
         part = await job.app.call_tool(job.tool, arguments | {"cursor": structured["cursor"]})
         more = part.structured_content or {}
         if part.is_error:

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import anyio
+import anyio.lowlevel
 import structlog
 from pydantic import ValidationError
 
@@ -434,8 +435,15 @@ async def two_ended_read(
 ) -> tuple[PdfReadUntrusted, list[str]] | None:
     """The answer read from both ends, or None when this read should take the single child."""
     # The forward child takes a spare as a single child would; the backward one is gated later.
-    if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES or runner.free_workers() < 2:
+    if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES:
         return None
+    if runner.free_workers() < 2:
+        # A call made right after an earlier one's answer (the next part of a cursor, from the
+        # same task) finds that read's cancelled children still counted: they give their slots
+        # back on their next turn. One round of the event loop lets them, then judge.
+        await anyio.lowlevel.checkpoint()
+        if runner.free_workers() < 2:
+            return None
     key = (document.sha256, str(job_args.get("engine", "fast")), job_args.get("pages"))
     known = runner.selections.get(key)
     if known is not None and known - int(job_args.get("start_index", 0)) < _MIN_BACKWARD_POSITIONS:

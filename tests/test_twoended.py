@@ -551,3 +551,27 @@ async def test_backward_child_restarts_where_max_chars_runs_out(tmp_path: Path) 
     assert any(log["from_backward"] > 0 for log in reads)  # the restarted child's pages were used
     text = "".join(page["text"] for answer in merged for page in answer["structured_content"]["pages"])
     assert text.count("end ") == 120
+
+
+async def test_the_next_part_right_after_an_answer_reads_from_both_ends(root: Path) -> None:
+    """A caller that asks for the next part as soon as it has an answer (``batch``, a script
+    on ``App``) finds the read before's cancelled children still holding their worker slots:
+    they give them back on their next turn, so the read waits one round of the event loop
+    before it judges, and every part with 3 positions or more left is read from both ends."""
+    async with apps(root) as (two, _one):
+        await warm(two, "prose.pdf")
+        await settled(two)
+        answers: list[dict[str, Any]] = []
+        with structlog.testing.capture_logs() as logs:
+            cursor = None
+            while not answers or cursor:
+                arguments = {"path": "prose.pdf", "max_chars": 1500} | ({"cursor": cursor} if cursor else {})
+                result = await two.call_tool("pdf_read", arguments)  # no settling in between
+                assert result.structured_content is not None and not result.is_error
+                answers.append(result.structured_content)
+                cursor = result.structured_content["cursor"]
+    left = [len(PAGES) - (answer["pages"][0]["page"] - 1) for answer in answers]
+    both_ends = sum(1 for positions in left if positions >= 3)  # fewer: one child, known to suffice
+    assert both_ends >= 4
+    assert sum(1 for log in logs if log["event"] == "two_ended_read") == both_ends
+    assert "".join(page["text"] for answer in answers for page in answer["pages"]) == "".join(PAGES)
