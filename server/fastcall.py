@@ -19,6 +19,12 @@ json mode, ``exclude_none``), then sieved by the negotiated version's surface wi
 them). Progress goes out as the SDK's ``notifications/progress``; a request the
 client cancels is never answered, as with the SDK. ``tests/test_fastcall.py`` compares both
 routes on every tool. ``PDF_AIRLOCK_FAST_CALLS=0`` turns the route off.
+
+``tools/list`` takes the route too when its ``params`` are absent or hold only a known
+``category`` and a ``_meta`` with at most a ``progressToken`` (a ``cursor``, an unknown category
+or anything else goes to the SDK): the tools never change while the server runs, so the answer
+is made and sieved once per protocol version and category, and served from there (the SDK's
+route validated, dumped and sieved 39 KB of schemas on every request).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ __all__ = ["FAST_CALLS_ENV", "FAST_VERSIONS", "FastCall", "FastCalls", "fast_cal
 FAST_CALLS_ENV: Final = "PDF_AIRLOCK_FAST_CALLS"
 FAST_VERSIONS: Final = frozenset(HANDSHAKE_VERSIONS)
 _PARAM_KEYS: Final = frozenset({"name", "arguments", "_meta"})
+_LIST_PARAM_KEYS: Final = frozenset({"category", "_meta"})
 _MAX_ID_CHARS: Final = 256
 
 
@@ -54,30 +61,50 @@ def _plain_id(value: Any) -> TypeGuard[int | str]:
     return isinstance(value, str) and len(value) <= _MAX_ID_CHARS and value.isascii() and value.isprintable()
 
 
+def _plain_meta(meta: Any) -> tuple[bool, int | str | None]:
+    """(taken, progress token) for a request's ``_meta``: taken when it holds at most a
+    ``progressToken`` that is an int or printable ASCII."""
+    if not isinstance(meta, dict) or not meta.keys() <= {"progressToken"}:
+        return False, None
+    token = meta.get("progressToken")
+    if "progressToken" in meta and not _plain_id(token):
+        return False, None
+    return True, token
+
+
 @dataclass(frozen=True, slots=True)
 class FastCall:
-    """One accepted ``tools/call``: run it with a progress sender (or None) to get the result."""
+    """One accepted ``tools/call`` (or ``tools/list``): run it with a progress sender (or None)
+    to get the result."""
 
     request_id: int | str
     progress_token: int | str | None
     run: Callable[[ProgressFn | None], Awaitable[dict[str, Any]]]
+    method: str = "tools/call"
 
 
 class FastCalls:
-    """Accepts the ``tools/call`` requests it can answer exactly as the SDK would."""
+    """Accepts the ``tools/call`` and ``tools/list`` requests it can answer exactly as the SDK
+    would."""
 
-    def __init__(self, app: App, tool_names: frozenset[str]) -> None:
+    def __init__(
+        self, app: App, tool_names: frozenset[str], categories: frozenset[str] = frozenset()
+    ) -> None:
         """Made once the SDK is loaded (``server.protocol``): its sieve is imported here, not
         at module load, which the transport's start-up path must not pay for."""
         from mcp_types.methods import serialize_server_result
 
         self.app = app
         self.tool_names = tool_names
+        self.categories = categories
         self.sieve = serialize_server_result
+        self._lists: dict[tuple[str, str | None], dict[str, Any]] = {}
 
     def route(self, message: Any, protocol_version: str | None) -> FastCall | None:
         if protocol_version not in FAST_VERSIONS or not isinstance(message, dict):
             return None
+        if message.get("method") == "tools/list":
+            return self._list(message, str(protocol_version))
         parsed = self._parse(message)
         if parsed is None:
             return None
@@ -91,6 +118,30 @@ class FastCalls:
 
         return FastCall(request_id, token, run)
 
+    def _list(self, message: dict[str, Any], version: str) -> FastCall | None:
+        """A plain ``tools/list``: the answer made for this version and category the first time,
+        the same object every time after (never changed: the transport only serializes it)."""
+        request_id, params = message.get("id"), message.get("params", {})
+        if message.get("jsonrpc") != "2.0" or not _plain_id(request_id) or not isinstance(params, dict):
+            return None
+        category = params.get("category")
+        if not params.keys() <= _LIST_PARAM_KEYS or not _plain_meta(params.get("_meta", {}))[0]:
+            return None
+        if category is not None and category not in self.categories:
+            return None  # the SDK answers an unknown category with -32602
+        result = self._lists.get((version, category))
+        if result is None:
+            import mcp_types as types
+
+            listed = types.ListToolsResult(tools=self.app.list_tools(category))
+            dumped = listed.model_dump(by_alias=True, mode="json", exclude_none=True)
+            result = self._lists[version, category] = self.sieve("tools/list", version, dumped)
+
+        async def run(_progress: ProgressFn | None, answer: dict[str, Any] = result) -> dict[str, Any]:
+            return answer
+
+        return FastCall(request_id, None, run, "tools/list")
+
     def _parse(
         self, message: dict[str, Any]
     ) -> tuple[int | str, str, dict[str, Any], int | str | None] | None:
@@ -99,16 +150,10 @@ class FastCalls:
         plain = message.get("jsonrpc") == "2.0" and message.get("method") == "tools/call"
         if not plain or not _plain_id(request_id) or not isinstance(params, dict):
             return None
-        name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta", {})
+        name, arguments = params.get("name"), params.get("arguments")
         if not params.keys() <= _PARAM_KEYS or name not in self.tool_names:
             return None  # the SDK answers an unknown tool with -32602
-        if not isinstance(arguments, dict | None) or not isinstance(meta, dict):
+        plain_meta, token = _plain_meta(params.get("_meta", {}))
+        if not isinstance(arguments, dict | None) or not plain_meta:
             return None
-        if not meta.keys() <= {"progressToken"}:
-            return None
-        token: int | str | None = None
-        if "progressToken" in meta:
-            if not _plain_id(meta["progressToken"]):
-                return None
-            token = meta["progressToken"]
         return request_id, str(name), dict(arguments or {}), token

@@ -68,8 +68,9 @@ def build_app(settings: Settings, pool: Pool) -> App:
 
 
 def fast_calls(app: App) -> FastCalls:
-    """The transport's direct ``tools/call`` route to the same app (``server.fastcall``)."""
-    return FastCalls(app, frozenset(TOOLS))
+    """The transport's direct ``tools/call`` and ``tools/list`` route to the same app
+    (``server.fastcall``)."""
+    return FastCalls(app, frozenset(TOOLS), frozenset(CATEGORIES))
 
 
 async def run(

@@ -511,7 +511,9 @@ class StdioTransport:
         call = self._fast.route(obj, self.protocol_version)
         if call is None:
             return False
-        log.debug("tool_call_direct", id=call.request_id)
+        log.debug(
+            "tool_call_direct" if call.method == "tools/call" else "tools_list_direct", id=call.request_id
+        )
         # Registered now, not when the task first runs: a cancel that arrives before then
         # (same chunk, or the call is queued) must still find it.
         self._fast_scopes[key] = anyio.CancelScope()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from conftest import PROJECT, initialize_request, server_command
+from conftest import ALL_TOOLS, PROJECT, initialize_request, server_command
 
 from server.fastcall import FAST_CALLS_ENV
 from server.handshake import HANDSHAKE_VERSIONS
@@ -101,6 +101,45 @@ def test_direct_route_answers_exactly_as_the_sdk(docs: Path, version: str) -> No
     assert [p["params"]["progress"] for p in progress] == list(range(1, 21))
     assert {p["params"]["progressToken"] for p in progress} == {7}
     assert answers[0]["result"]["structuredContent"]["page_count"] == 3
+
+
+LISTS: list[dict[str, Any] | None] = [
+    None,  # no params at all
+    {},
+    {"category": "text"},
+    {"category": "render", "_meta": {"progressToken": "l-1"}},
+    {"category": "nonsense"},  # -32602 from the SDK on both routes
+    {"cursor": "abc"},  # the SDK's (it ignores the cursor: one page holds every tool)
+    {"category": 3},  # the SDK's -32602
+]
+LISTED_DIRECT = 4  # the lists above the route takes
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+def test_tools_list_answers_exactly_as_the_sdk(docs: Path, version: str) -> None:
+    frames: dict[bool, list[bytes]] = {}
+    events: dict[bool, list[dict[str, Any]]] = {}
+    for direct in (True, False):
+        pipe = Pipe(docs, direct)
+        pipe.send(initialize_request(version))
+        pipe.until_answer(1)
+        pipe.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        frames[direct] = []
+        for number, params in enumerate(LISTS * 2, start=2):  # twice: the second from the stored one
+            request = {"jsonrpc": "2.0", "id": number, "method": "tools/list"}
+            pipe.send(request if params is None else request | {"params": params})
+            [frame] = pipe.until_answer(number)
+            frames[direct].append(frame)
+        events[direct] = pipe.close()
+    assert frames[True] == frames[False]
+    answers = [json.loads(frame) for frame in frames[True]]
+    assert len(answers[0]["result"]["tools"]) == len(ALL_TOOLS)
+    assert {tool["name"] for tool in answers[2]["result"]["tools"]} == {"pdf_read", "pdf_search"}
+    assert [answers[n]["error"]["code"] for n in (4, 6)] == [-32602, -32602]
+    assert answers[5]["result"] == answers[0]["result"]
+    routed = [event for event in events[True] if event.get("event") == "tools_list_direct"]
+    assert len(routed) == 2 * LISTED_DIRECT
+    assert not [event for event in events[False] if event.get("event") == "tools_list_direct"]
 
 
 def plain(**params: Any) -> dict[str, Any]:
