@@ -32,9 +32,9 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeGuard
+from typing import TYPE_CHECKING, Any, Final
 
-from server.handshake import HANDSHAKE_VERSIONS
+from server.handshake import HANDSHAKE_VERSIONS, plain_id, plain_meta
 from server.joboutput import ProgressFn
 
 if TYPE_CHECKING:
@@ -46,30 +46,10 @@ FAST_CALLS_ENV: Final = "PDF_AIRLOCK_FAST_CALLS"
 FAST_VERSIONS: Final = frozenset(HANDSHAKE_VERSIONS)
 _PARAM_KEYS: Final = frozenset({"name", "arguments", "_meta"})
 _LIST_PARAM_KEYS: Final = frozenset({"category", "_meta"})
-_MAX_ID_CHARS: Final = 256
 
 
 def fast_calls_enabled() -> bool:
     return os.environ.get(FAST_CALLS_ENV, "1") != "0"
-
-
-def _plain_id(value: Any) -> TypeGuard[int | str]:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, str) and len(value) <= _MAX_ID_CHARS and value.isascii() and value.isprintable()
-
-
-def _plain_meta(meta: Any) -> tuple[bool, int | str | None]:
-    """(taken, progress token) for a request's ``_meta``: taken when it holds at most a
-    ``progressToken`` that is an int or printable ASCII."""
-    if not isinstance(meta, dict) or not meta.keys() <= {"progressToken"}:
-        return False, None
-    token = meta.get("progressToken")
-    if "progressToken" in meta and not _plain_id(token):
-        return False, None
-    return True, token
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,13 +102,22 @@ class FastCalls:
         """A plain ``tools/list``: the answer made for this version and category the first time,
         the same object every time after (never changed: the transport only serializes it)."""
         request_id, params = message.get("id"), message.get("params", {})
-        if message.get("jsonrpc") != "2.0" or not _plain_id(request_id) or not isinstance(params, dict):
+        if message.get("jsonrpc") != "2.0" or not plain_id(request_id) or not isinstance(params, dict):
             return None
         category = params.get("category")
-        if not params.keys() <= _LIST_PARAM_KEYS or not _plain_meta(params.get("_meta", {}))[0]:
+        if not params.keys() <= _LIST_PARAM_KEYS or not plain_meta(params.get("_meta", {}))[0]:
             return None
         if category is not None and category not in self.categories:
             return None  # the SDK answers an unknown category with -32602
+        result = self.list_result(version, category)
+
+        async def run(_progress: ProgressFn | None, answer: dict[str, Any] = result) -> dict[str, Any]:
+            return answer
+
+        return FastCall(request_id, None, run, "tools/list")
+
+    def list_result(self, version: str, category: str | None = None) -> dict[str, Any]:
+        """The ``tools/list`` result for ``version`` and ``category``, made once and kept."""
         result = self._lists.get((version, category))
         if result is None:
             import mcp_types as types
@@ -136,11 +125,7 @@ class FastCalls:
             listed = types.ListToolsResult(tools=self.app.list_tools(category))
             dumped = listed.model_dump(by_alias=True, mode="json", exclude_none=True)
             result = self._lists[version, category] = self.sieve("tools/list", version, dumped)
-
-        async def run(_progress: ProgressFn | None, answer: dict[str, Any] = result) -> dict[str, Any]:
-            return answer
-
-        return FastCall(request_id, None, run, "tools/list")
+        return result
 
     def _parse(
         self, message: dict[str, Any]
@@ -148,12 +133,12 @@ class FastCalls:
         """(id, tool name, arguments, progress token) of a plain call to one of our tools."""
         request_id, params = message.get("id"), message.get("params")
         plain = message.get("jsonrpc") == "2.0" and message.get("method") == "tools/call"
-        if not plain or not _plain_id(request_id) or not isinstance(params, dict):
+        if not plain or not plain_id(request_id) or not isinstance(params, dict):
             return None
         name, arguments = params.get("name"), params.get("arguments")
         if not params.keys() <= _PARAM_KEYS or name not in self.tool_names:
             return None  # the SDK answers an unknown tool with -32602
-        plain_meta, token = _plain_meta(params.get("_meta", {}))
-        if not isinstance(arguments, dict | None) or not plain_meta:
+        meta_ok, token = plain_meta(params.get("_meta", {}))
+        if not isinstance(arguments, dict | None) or not meta_ok:
             return None
         return request_id, str(name), dict(arguments or {}), token

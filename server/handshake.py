@@ -15,7 +15,7 @@ differently (unknown shapes, ``null`` where an object is expected, icons, a ``_m
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from server import __version__
 
@@ -26,6 +26,8 @@ __all__ = [
     "SERVER_TITLE",
     "fast_answer",
     "fast_frame",
+    "plain_id",
+    "plain_meta",
 ]
 
 FAST_HANDSHAKE_ENV: Final = "PDF_AIRLOCK_FAST_HANDSHAKE"
@@ -67,6 +69,7 @@ _CLIENT_CAPABILITIES: Final[dict[str, _Shape]] = {
     },
 }
 _OPTIONAL_INFO_TEXT: Final = ("title", "description", "websiteUrl")
+_MAX_ID_CHARS: Final = 256
 
 
 def _fits(value: Any, shape: _Shape) -> bool:
@@ -132,14 +135,31 @@ def _discover(params: Any) -> dict[str, Any] | None:
     }
 
 
+def plain_id(value: Any, max_chars: int = _MAX_ID_CHARS) -> TypeGuard[int | str]:
+    """An id (or progress token) every route treats alike: an int, or printable ASCII."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and len(value) <= max_chars and value.isascii() and value.isprintable()
+
+
+def plain_meta(meta: Any) -> tuple[bool, int | str | None]:
+    """(plain, progress token) for a request's ``_meta``: plain when it holds at most a
+    ``progressToken`` that is a ``plain_id``."""
+    if not isinstance(meta, dict) or not meta.keys() <= {"progressToken"}:
+        return False, None
+    token = meta.get("progressToken")
+    if "progressToken" in meta and not plain_id(token):
+        return False, None
+    return True, token
+
+
 def fast_answer(message: Any) -> dict[str, Any] | None:
     """The SDK's result for an opening ``initialize``/``server/discover``, or None to defer."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
-    request_id = message.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-        return None
-    if isinstance(request_id, str) and not (request_id.isascii() and request_id.isprintable()):
+    if not plain_id(message.get("id")):
         return None
     if message.get("method") == "initialize":
         return _initialize(message.get("params"))

@@ -41,6 +41,7 @@ import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from server.handshake import fast_answer, fast_frame
+from server.toolslist import early_tools_list, load_snapshot
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
@@ -221,6 +222,8 @@ class StdioTransport:
         self._fast: FastCalls | None = None
         self._fast_group: anyio.abc.TaskGroup | None = None
         self._fast_scopes: dict[str, anyio.CancelScope] = {}
+        self._tools_snapshot: dict[str, Any] | None = None  # loaded at the first early tools/list
+        self._listed_early = False
         self._unwritten = 0  # frames handed to the write loop and not yet written whole
         self._out_closed = False
         self._frames_send, self._frames_recv = anyio.create_memory_object_stream[_Frame](_FRAMES_DEPTH)
@@ -343,6 +346,8 @@ class StdioTransport:
                 continue
             if self._start_fast(obj, key):
                 continue
+            if key is not None and await self._list_early(obj, key):
+                continue
             early = key is not None and await self._answer_early(obj, key)
             await self._inbox_send.send((obj, key, early))
 
@@ -362,6 +367,32 @@ class StdioTransport:
         await self._queue(frame, key)
         log.debug("handshake_answered_early", method=obj.get("method"))
         return True
+
+    async def _list_early(self, obj: Any, key: str) -> bool:
+        """A plain ``tools/list`` while the SDK is still loading, answered from the snapshot of
+        its answer (``server.toolslist``); once the SDK is up, the direct route or the SDK does."""
+        if not self._fast_handshake or self.protocol_ready.is_set():
+            return False
+        if self._tools_snapshot is None:
+            self._tools_snapshot = load_snapshot()
+        body = early_tools_list(obj, self.protocol_version, self._tools_snapshot)
+        if body is None:
+            return False
+        frame = self._framer.encode(body)
+        self._remember(key, frame)
+        self._listed_early = True
+        await self._queue(frame, key)
+        log.debug("tools_list_answered_early")
+        return True
+
+    def _check_tools_snapshot(self, fast: FastCalls) -> None:
+        """Once the SDK is up: the snapshot a ``tools/list`` was answered from must be the
+        answer the SDK's rules make now (``tests/test_handshake.py`` keeps the file current)."""
+        version, snapshot = self.protocol_version, self._tools_snapshot
+        if not (self._listed_early and snapshot and version):
+            return
+        if fast.list_result(version) != snapshot.get("result"):
+            log.error("early_tools_list_mismatch", version=version)
 
     def _frame(self, payload: dict[str, Any]) -> bytes:
         return self._framer.encode(json.dumps(payload, separators=(",", ":")).encode())
@@ -472,6 +503,8 @@ class StdioTransport:
 
         in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
+        if fast is not None:
+            self._check_tools_snapshot(fast)
         async with anyio.create_task_group() as tg:
             self._fast, self._fast_group = fast, tg
             tg.start_soon(self._forward_loop, in_send)

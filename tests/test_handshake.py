@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import PROJECT, connect, server_command
+from conftest import ALL_TOOLS, PROJECT, connect, server_command
 from mcp.shared.message import SessionMessage
 
 from server.config import Settings
@@ -168,11 +168,13 @@ def test_end_to_end_answer_is_the_sdk_answer_and_queued_requests_follow(docs: Pa
         answers[fast] = [pipe.line() for _ in range(4 if fast else 3)]
         events = pipe.close()
         assert len([e for e in events if e.get("event") == "protocol_loaded"]) == 1
-        early = [e for e in events if e.get("event") == "handshake_answered_early"]
-        assert len(early) == (1 if fast else 0)
-        assert not [e for e in events if e.get("event") == "early_handshake_mismatch"]
+        for event in ("handshake_answered_early", "tools_list_answered_early"):
+            assert len([e for e in events if e.get("event") == event]) == (1 if fast else 0)
+        mismatches = {"early_handshake_mismatch", "early_tools_list_mismatch"}
+        assert not [e for e in events if e.get("event") in mismatches]
         assert time.monotonic() - started < 30
-    initialized, replayed, tools_list, read_call = answers[True]
+    # Early, the list is answered before the repeated id that follows it in the input.
+    initialized, tools_list, replayed, read_call = answers[True]
     assert initialized == answers[False][0]
     assert replayed == initialized
     tools = json.loads(tools_list)
@@ -180,6 +182,20 @@ def test_end_to_end_answer_is_the_sdk_answer_and_queued_requests_follow(docs: Pa
     read = json.loads(read_call)
     assert read["id"] == 3 and read["result"]["structuredContent"]["pages"][0]["text"].startswith("Page two")
     assert [tools_list, read_call] == answers[False][1:]
+
+
+def test_tools_list_snapshot_is_the_live_answer() -> None:
+    """server/tools_list.json (``python scripts/tools_list_snapshot.py``) is what the SDK's
+    rules make of the tools now, for every handshake-era version."""
+    sys.path.insert(0, str(PROJECT / "scripts"))
+    from tools_list_snapshot import snapshot
+
+    from server.toolslist import load_snapshot
+
+    stored = load_snapshot()
+    assert stored == snapshot(), "stale: run python scripts/tools_list_snapshot.py"
+    assert stored["versions"] == list(HANDSHAKE_VERSIONS)
+    assert {tool["name"] for tool in stored["result"]["tools"]} == ALL_TOOLS
 
 
 def test_unusual_handshake_waits_for_the_sdk(docs: Path) -> None:
