@@ -122,6 +122,22 @@ class _Job:
     max_document_bytes: int
 
 
+async def _follow(job: _Job, arguments: dict[str, Any], whole: dict[str, Any]) -> Any:
+    """Join the parts after ``whole`` (from ``parts.owned``) into it, until its cursor is null
+    or it holds ``max_document_bytes`` of JSON; the error of a part that failed, else None."""
+    size = _json_bytes(whole)
+    # Later parts name no ``extract``: the cursor does not depend on it, and one copy is enough.
+    rest = {name: value for name, value in arguments.items() if name != "extract"}
+    while whole["cursor"] and size < job.max_document_bytes:
+        part = await job.app.call_tool(job.tool, rest | {"cursor": whole["cursor"]})
+        more = part.structured_content or {}
+        if part.is_error:
+            return more.get("error")
+        join_part(job.tool, whole, more)
+        size += _json_bytes(more)
+    return None
+
+
 async def _one(job: _Job, path: Path) -> dict[str, Any] | None:
     try:
         document = job.app.policy.open_path(str(path.resolve()))
@@ -140,18 +156,11 @@ async def _one(job: _Job, path: Path) -> dict[str, Any] | None:
     if result.is_error:
         line["error"] = structured.get("error")
         return line
-    size = _json_bytes(structured)
-    # Later parts name no ``extract``: the cursor does not depend on it, and one copy is enough.
-    arguments.pop("extract", None)
     if structured.get("cursor") and job.tool in PAGED:
         structured = owned(structured)
-    while structured.get("cursor") and job.tool in PAGED and size < job.max_document_bytes:
-        part = await job.app.call_tool(job.tool, arguments | {"cursor": structured["cursor"]})
-        more = part.structured_content or {}
-        if part.is_error:
-            return line | {"ok": False, "error": more.get("error")}
-        join_part(job.tool, structured, more)
-        size += _json_bytes(more)
+        failed = await _follow(job, arguments, structured)
+        if failed is not None:
+            return line | {"ok": False, "error": failed}
     line.update(sha256=structured.get("sha256", digest), result=structured)
     line["complete"] = not structured.get("cursor")
     images = [block for block in result.content if block.type == "image"]

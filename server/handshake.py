@@ -135,13 +135,13 @@ def _discover(params: Any) -> dict[str, Any] | None:
     }
 
 
-def plain_id(value: Any, max_chars: int = _MAX_ID_CHARS) -> TypeGuard[int | str]:
+def plain_id(value: Any) -> TypeGuard[int | str]:
     """An id (or progress token) every route treats alike: an int, or printable ASCII."""
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
         return True
-    return isinstance(value, str) and len(value) <= max_chars and value.isascii() and value.isprintable()
+    return isinstance(value, str) and len(value) <= _MAX_ID_CHARS and value.isascii() and value.isprintable()
 
 
 def plain_meta(meta: Any) -> tuple[bool, int | str | None]:
