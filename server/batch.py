@@ -15,7 +15,9 @@ false`` and the ``cursor`` to go on from (``pdf-airlock call`` takes it); it cou
 Resumable: documents whose sha256 already has a line in the output are skipped, unless that
 line is a ``retryable`` error (the later line then stands for the document); a torn last
 line (a run killed mid-write) is cut off first, so that document runs again and the file stays
-one JSON object a line. A progress bar goes to stderr. Exit status 0 when every document was
+one JSON object a line. Which files are documents: ``server.walk`` (a directory's ``*.pdf``
+entries, none dropped in silence; one it cannot list is a failed line). Progress and the
+closing summary go to stderr (``server.batchreport``). Exit status 0 when every document was
 read whole, 1 when any failed or is incomplete, 2 on bad usage or when another run is writing
 the same output (each run holds an exclusive ``flock`` on it).
 """
@@ -26,35 +28,27 @@ import fcntl
 import functools
 import json
 import os
-import sys
-from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
 import anyio
-from tqdm import tqdm
+import structlog
 
 from server.app import App
+from server.batchreport import Report
 from server.config import DEFAULTS, MIB, Settings
 from server.errors import ToolError
 from server.models import MAX_CHARS_CEILING
 from server.parts import PAGED, join_part, owned
 from server.pool import Pool
+from server.walk import Unlisted, documents
 
 __all__ = ["run_batch"]
 
+log = structlog.get_logger()
+
 _TAIL_CHUNK: Final = 1 << 16
-
-
-def expand(paths: list[Path]) -> Iterator[Path]:
-    """Files as given; directories recursively for ``*.pdf`` (sorted, so runs are repeatable)."""
-    for path in paths:
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
-        else:
-            yield path
 
 
 def done_digests(out: Path) -> set[str]:
@@ -138,7 +132,10 @@ async def _follow(job: _Job, arguments: dict[str, Any], whole: dict[str, Any]) -
     return None
 
 
-async def _one(job: _Job, path: Path) -> dict[str, Any] | None:
+async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
+    if isinstance(path, Unlisted):
+        error = ToolError("path_denied", f"{str(path.path)!r} cannot be listed ({path.reason})")
+        return {"path": str(path.path), "sha256": None, "ok": False, "error": error.to_dict()}
     try:
         document = job.app.policy.open_path(str(path.resolve()))
     except ToolError as error:
@@ -174,35 +171,34 @@ async def _run(
     tool: str,
     arguments: dict[str, Any],
     *,
-    files: list[Path],
+    files: list[Path | Unlisted],
     out: TextIO,
     skip: set[str],
     max_document_bytes: int,
-) -> Counter[str]:
-    outcomes: Counter[str] = Counter()
+    report: Report,
+) -> None:
     queue = iter(files)
-    bar = tqdm(total=len(files), unit="doc", file=sys.stderr, dynamic_ncols=True)
-    async with Pool(
-        settings.workers, len(files) + 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
-    ) as pool:
-        job = _Job(App(settings, pool), tool, arguments, skip, max_document_bytes)
+    async with anyio.create_task_group() as ticking:
+        ticking.start_soon(report.tick)  # from the start: the pool's start-up takes a while
+        async with Pool(
+            settings.workers, len(files) + 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
+        ) as pool:
+            job = _Job(App(settings, pool), tool, arguments, skip, max_document_bytes)
 
-        async def worker() -> None:
-            for path in queue:
-                line = await _one(job, path)
-                if line is None:
-                    outcomes["skipped"] += 1
-                else:
-                    outcomes[_outcome(line)] += 1
-                    out.write(json.dumps(line, ensure_ascii=False) + "\n")
-                    out.flush()
-                bar.update(1)
+            async def worker() -> None:
+                for path in queue:
+                    line = await _one(job, path)
+                    if line is None:
+                        report.add("skipped")
+                    else:
+                        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+                        out.flush()
+                        report.add(_outcome(line))
 
-        async with anyio.create_task_group() as tg:
-            for _ in range(settings.workers):
-                tg.start_soon(worker)
-    bar.close()
-    return outcomes
+            async with anyio.create_task_group() as tg:
+                for _ in range(settings.workers):
+                    tg.start_soon(worker)
+        ticking.cancel_scope.cancel()
 
 
 def _outcome(line: dict[str, Any]) -> str:
@@ -219,31 +215,32 @@ def run_batch(
     out: Path,
     *,
     max_document_bytes: int = DEFAULTS.batch_max_document_mb * MIB,
+    progress: str = "auto",
+    progress_every_s: float = DEFAULTS.batch_progress_s,
 ) -> int:
-    files = list(expand(paths))
+    files = list(documents(paths))
     with out.open("a", encoding="utf-8") as handle:
         try:  # held to the end: a second run on the same file would cut this one's line short
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            sys.stderr.write(f"pdf-airlock batch: another batch run is writing {out}\n")
+            log.error("batch_output_locked", out=str(out), note="another batch run is writing it")
             return 2
         torn = cut_torn_tail(out)
         if torn:
-            sys.stderr.write(f"pdf-airlock batch: cut a torn last line ({torn} bytes) from {out}\n")
+            log.warning("batch_torn_line_cut", out=str(out), bytes=torn)
         skip = done_digests(out)
-        outcomes = anyio.run(
-            functools.partial(
-                _run,
-                settings,
-                tool,
-                arguments,
-                files=files,
-                out=handle,
-                skip=skip,
-                max_document_bytes=max_document_bytes,
+        with Report(progress, len(files), every_s=progress_every_s) as report:
+            anyio.run(
+                functools.partial(
+                    _run,
+                    settings,
+                    tool,
+                    arguments,
+                    files=files,
+                    out=handle,
+                    skip=skip,
+                    max_document_bytes=max_document_bytes,
+                    report=report,
+                )
             )
-        )
-    failed = sum(count for code, count in outcomes.items() if code not in ("ok", "skipped"))
-    summary = ", ".join(f"{code}: {count}" for code, count in sorted(outcomes.items()))
-    sys.stderr.write(f"pdf-airlock batch: {len(files)} document(s); {summary}\n")
-    return 1 if failed else 0
+    return 0 if report.failed == 0 else 1

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from server import __version__
-from server.config import DEFAULTS, MIB, Settings
+from server.config import BATCH_PROGRESS_MODES, DEFAULTS, MIB, Settings
 from server.selftest import LAYERS
 
 __all__ = ["main"]
@@ -173,8 +173,21 @@ def _parser() -> argparse.ArgumentParser:
         help="most MB of JSON result one document's line gathers by following cursors; past it "
         "the line has complete: false and the cursor to go on from",
     )
+    batch.add_argument(
+        "--progress",
+        choices=BATCH_PROGRESS_MODES,
+        default=_env("BATCH_PROGRESS", "auto"),
+        help="bar (tqdm), json (a batch_progress event every --progress-seconds) or none; "
+        "auto: bar when stderr is a terminal, else json",
+    )
+    batch.add_argument(
+        "--progress-seconds",
+        type=float,
+        default=float(_env("BATCH_PROGRESS_SECONDS", DEFAULTS.batch_progress_s)),
+        help="seconds between batch_progress events (json progress)",
+    )
     _add_settings_flags(batch)
-    batch.set_defaults(log_level=_env("LOG_LEVEL", "warning"))  # the progress bar shares stderr
+    batch.set_defaults(log_level=_env("LOG_LEVEL", "warning"))  # progress shares stderr
     selftest = commands.add_parser("self-test", help="report which sandbox layers are active here")
     selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_settings_flags(selftest)
@@ -241,6 +254,8 @@ def main(argv: list[str] | None = None) -> None:
             settings = dataclasses.replace(settings, roots=(Path("/"),))
         if ns.max_document_mb <= 0:
             raise SystemExit("pdf-airlock: --max-document-mb must be positive")
+        if ns.progress_seconds <= 0:
+            raise SystemExit("pdf-airlock: --progress-seconds must be positive")
         max_document_bytes = int(ns.max_document_mb * MIB)
         raise SystemExit(
             run_batch(
@@ -250,6 +265,8 @@ def main(argv: list[str] | None = None) -> None:
                 ns.paths,
                 ns.out,
                 max_document_bytes=max_document_bytes,
+                progress=ns.progress,
+                progress_every_s=ns.progress_seconds,
             )
         )
     if ns.command == "self-test":

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-__all__ = ["DEFAULTS", "Settings"]
+__all__ = ["BATCH_PROGRESS_MODES", "DEFAULTS", "Settings"]
 
 MIB: Final = 1 << 20
 
@@ -32,9 +32,11 @@ class _Defaults:
     zygote_start_timeout_s: float = 60.0
     job_nice: int = 10
     batch_max_document_mb: int = 64
+    batch_progress_s: float = 10.0  # between ``batch_progress`` events (``server.batchreport``)
 
 
 DEFAULTS: Final = _Defaults()
+BATCH_PROGRESS_MODES: Final = ("auto", "bar", "json", "none")  # ``server.batchreport``
 
 
 def _default_workers() -> int:

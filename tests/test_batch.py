@@ -6,18 +6,35 @@ import base64
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from conftest import HELLO_PAGES, PROJECT
 
+from server.walk import Unlisted, documents
 
-def batch(out: Path, *paths: Path, tool: str = "pdf_read") -> subprocess.CompletedProcess[str]:
+
+def batch(
+    out: Path, *paths: Path, tool: str = "pdf_read", extra: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "server", "batch", tool, *map(str, paths), "--out", str(out)]
-    command += ["--jobs", "2"]
+    command += ["--jobs", "2", *extra]
     return subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=False)
+
+
+def events(run: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
+    """stderr, every line of which is a JSON object (stderr is not a terminal: no bar)."""
+    return [json.loads(line) for line in run.stderr.splitlines()]
+
+
+def outcomes(run: subprocess.CompletedProcess[str]) -> object:
+    """The count of each outcome in the run's one closing ``batch_done`` event."""
+    [done] = [event for event in events(run) if event["event"] == "batch_done"]
+    return done["outcomes"]
 
 
 def test_batch_writes_a_line_per_document_and_resumes(docs: Path, tmp_path: Path) -> None:
@@ -30,7 +47,7 @@ def test_batch_writes_a_line_per_document_and_resumes(docs: Path, tmp_path: Path
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     by_name = {Path(line["path"]).name: line for line in lines}
     assert first.returncode == 1
-    assert "ok: 2" in first.stderr and "not_a_pdf: 1" in first.stderr and "encrypted: 1" in first.stderr
+    assert outcomes(first) == {"ok": 2, "not_a_pdf": 1, "encrypted": 1}
     assert by_name["hello.pdf"]["ok"] is True
     assert by_name["hello.pdf"]["result"]["pages"][0]["text"] == HELLO_PAGES[0]
     assert by_name["hello.pdf"]["sha256"] == hashlib.sha256((folder / "hello.pdf").read_bytes()).hexdigest()
@@ -39,7 +56,7 @@ def test_batch_writes_a_line_per_document_and_resumes(docs: Path, tmp_path: Path
     second = batch(out, folder)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert second.returncode == 0
-    assert "skipped: 4" in second.stderr and "ok: 1" in second.stderr
+    assert outcomes(second) == {"skipped": 4, "ok": 1}
     assert len(lines) == 5 and Path(lines[-1]["path"]).name == "new.pdf"
 
 
@@ -69,7 +86,7 @@ def test_batch_follows_cursors_to_the_whole_result(docs: Path, tmp_path: Path) -
         tmp_path / "parts.jsonl", docs / "long.pdf", tool="pdf_read", arguments={"max_chars": 700}
     )
     texts = [page["text"] for page in whole["result"]["pages"]]
-    assert run.returncode == 0 and "ok: 1" in run.stderr
+    assert run.returncode == 0 and outcomes(run) == {"ok": 1}
     assert len(texts) == 20 and sum(map(len, texts)) > 10 * 700  # so the parted run took 10+ parts
     assert whole["complete"] is True and whole["result"]["cursor"] is None
     assert parted["complete"] is True and parted["result"]["cursor"] is None
@@ -97,7 +114,7 @@ def test_batch_stops_at_the_document_cap_with_the_cursor(docs: Path, tmp_path: P
         arguments={"max_chars": 700},
         extra=("--max-document-mb", "0.002"),
     )
-    assert run.returncode == 1 and "incomplete: 1" in run.stderr
+    assert run.returncode == 1 and outcomes(run) == {"incomplete": 1}
     assert capped["ok"] is True and capped["complete"] is False
     pages = capped["result"]["pages"]
     texts = [page["text"] for page in whole["result"]["pages"]]
@@ -127,8 +144,9 @@ def test_batch_cuts_a_torn_last_line_and_reads_that_document_again(docs: Path, t
     second = batch(out, docs / "hello.pdf", docs / "columns.pdf")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert second.returncode == 0
-    assert "cut a torn last line" in second.stderr
-    assert "skipped: 1" in second.stderr and "ok: 1" in second.stderr
+    [cut] = [event for event in events(second) if event["event"] == "batch_torn_line_cut"]
+    assert cut["bytes"] == len(torn[: len(torn) // 2]) and cut["out"] == str(out)
+    assert outcomes(second) == {"skipped": 1, "ok": 1}
     assert sorted(Path(line["path"]).name for line in lines) == ["columns.pdf", "hello.pdf"]
 
 
@@ -140,10 +158,11 @@ def test_batch_refuses_an_output_another_run_is_writing(docs: Path, tmp_path: Pa
     with out.open("a") as other:
         fcntl.flock(other.fileno(), fcntl.LOCK_EX)
         refused = batch(out, docs / "hello.pdf")
-    assert refused.returncode == 2 and "another batch run is writing" in refused.stderr
+    assert refused.returncode == 2
+    assert [event["event"] for event in events(refused)] == ["batch_output_locked"]
     assert out.read_bytes() == before  # its line in progress is not taken for a torn one
     after = batch(out, docs / "hello.pdf")
-    assert after.returncode == 0 and "cut a torn last line" in after.stderr
+    assert after.returncode == 0 and "batch_torn_line_cut" in [event["event"] for event in events(after)]
 
 
 def test_batch_runs_a_retryable_failure_again_on_resume(docs: Path, tmp_path: Path) -> None:
@@ -161,5 +180,94 @@ def test_batch_runs_a_retryable_failure_again_on_resume(docs: Path, tmp_path: Pa
     out.write_text("".join(json.dumps(line) + "\n" for line in earlier))
     run = batch(out, docs / "hello.pdf", docs / "long.pdf")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert run.returncode == 0 and "skipped: 1" in run.stderr and "ok: 1" in run.stderr
+    assert run.returncode == 0 and outcomes(run) == {"skipped": 1, "ok": 1}
     assert len(lines) == 3 and lines[-1]["sha256"] == digest["hello.pdf"] and lines[-1]["ok"] is True
+
+
+def test_batch_gives_every_pdf_entry_of_a_folder_a_line(docs: Path, tmp_path: Path) -> None:
+    """A FIFO, a dangling link and a link outside the roots each get their typed error; a linked
+    directory is walked once, a link back up the tree not again; other names are not documents."""
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    shutil.copy(docs / "hello.pdf", folder / "hello.pdf")
+    shutil.copy(docs / "columns.pdf", folder / "sub" / "columns.PDF")
+    os.mkfifo(folder / "pipe.pdf")
+    (folder / "gone.pdf").symlink_to(folder / "removed.pdf")
+    (folder / "elsewhere.pdf").symlink_to(docs / "long.pdf")
+    (folder / "sub" / "up").symlink_to(folder)
+    (folder / "linked").symlink_to(folder / "sub")
+    (folder / "notes.txt").write_text("not a document")
+    out = tmp_path / "results.jsonl"
+    run = batch(out, folder, extra=("--root", str(folder)))
+    lines = {line["path"]: line for line in map(json.loads, out.read_text().splitlines())}
+    codes = {Path(path).relative_to(folder).as_posix(): line.get("error") for path, line in lines.items()}
+    assert run.returncode == 1
+    assert {name: error and error["code"] for name, error in codes.items()} == {
+        "elsewhere.pdf": "path_denied",
+        "gone.pdf": "not_found",
+        "hello.pdf": None,
+        "pipe.pdf": "not_a_file",
+        "linked/columns.PDF": None,  # "linked" sorts before "sub": the directory is walked once
+    }
+    assert outcomes(run) == {"ok": 2, "path_denied": 1, "not_found": 1, "not_a_file": 1}
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path: Path) -> None:
+    """``server.walk`` reports a directory it cannot list instead of skipping it. As root the
+    listing is refused by walking as another user in a forked child."""
+    top = Path(tempfile.mkdtemp(dir="/tmp"))  # traversable by that user, unlike pytest's tmp_path
+    try:
+        top.chmod(0o755)
+        (top / "a.pdf").write_bytes(b"%PDF-1.4\n")
+        (top / "locked").mkdir()
+        (top / "locked" / "b.pdf").write_bytes(b"%PDF-1.4\n")
+        (top / "locked").chmod(0)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through the pipe
+            try:
+                if os.geteuid() == 0:
+                    os.setgroups([])
+                    os.setgid(65534)
+                    os.setuid(65534)
+                found = [
+                    {"unlisted": str(item.path), "reason": item.reason}
+                    if isinstance(item, Unlisted)
+                    else str(item)
+                    for item in documents([top])
+                ]
+                os.write(write, json.dumps(found).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            found = json.loads(pipe.read())
+        os.waitpid(pid, 0)
+    finally:
+        (top / "locked").chmod(0o755)
+        shutil.rmtree(top)
+    assert found == [str(top / "a.pdf"), {"unlisted": str(top / "locked"), "reason": "Permission denied"}]
+
+
+def test_batch_stderr_is_json_with_progress_events_when_not_a_terminal(docs: Path, tmp_path: Path) -> None:
+    extra = ("--progress-seconds", "0.05", "--log-level", "info")
+    run = batch(tmp_path / "out.jsonl", docs / "hello.pdf", docs / "long.pdf", extra=extra)
+    found = events(run)  # every line is JSON, the server's info logs among them
+    progress = [event for event in found if event["event"] == "batch_progress"]
+    assert run.returncode == 0 and outcomes(run) == {"ok": 2}
+    assert "tool_call" in [event["event"] for event in found]
+    assert progress and all(event["total"] == 2 for event in progress)  # the start-up alone takes 0.05 s
+    assert [event["done"] for event in progress] == sorted(event["done"] for event in progress)
+
+
+def test_batch_bar_keeps_log_lines_whole_above_it(docs: Path, tmp_path: Path) -> None:
+    extra = ("--progress", "bar", "--log-level", "info")
+    run = batch(tmp_path / "out.jsonl", docs / "hello.pdf", docs / "long.pdf", extra=extra)
+    # What a terminal shows of each line is what follows its last carriage return.
+    shown = [line.rsplit("\r", 1)[-1] for line in run.stderr.split("\n")]
+    logged = [json.loads(line) for line in shown if line.startswith("{")]
+    assert run.returncode == 0 and "2/2" in run.stderr and "ok=2" in run.stderr
+    assert [event["event"] for event in logged].count("tool_call") == 2
+    assert logged[-1]["event"] == "batch_done" and logged[-1]["outcomes"] == {"ok": 2}
+    assert "zygote_spawned" in [event["event"] for event in logged]  # logged after the bar was drawn
+    assert all(line.startswith("{") or "{" not in line for line in shown)  # no bar before a log line

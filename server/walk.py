@@ -1,0 +1,70 @@
+"""The documents a ``batch`` run names: files as given, directories walked for ``*.pdf``.
+
+Nothing named is dropped in silence. In a directory, every entry whose name ends in ``.pdf``
+(any case) and that is not itself a directory is a document, whatever it is (a FIFO, a device,
+a dangling symbolic link): the tool's path policy answers for it with a typed error
+(``not_a_file``, ``not_found``, ``path_denied``), as it would for any call naming it. Symbolic
+links to directories are followed, each directory once (a link back up the tree is not walked
+again). A directory that cannot be listed is an ``Unlisted`` entry of its own, which ``batch``
+writes as a failed line. Each path comes once, in a repeatable order: as given; within a
+directory, its own documents by name, then each subdirectory's (by name, depth first).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Unlisted", "documents"]
+
+
+@dataclass(frozen=True, slots=True)
+class Unlisted:
+    """A directory whose entries could not be read; ``reason`` is the system's message."""
+
+    path: Path
+    reason: str
+
+
+def documents(paths: Iterable[Path]) -> Iterator[Path | Unlisted]:
+    given: set[str] = set()
+    walked: set[tuple[int, int]] = set()  # (device, inode) of every directory listed
+    for path in paths:
+        for found in _walk(path, walked) if path.is_dir() else (path,):
+            key = os.path.abspath(found.path if isinstance(found, Unlisted) else found)
+            if key not in given:
+                given.add(key)
+                yield found
+
+
+def _walk(top: Path, walked: set[tuple[int, int]]) -> Iterator[Path | Unlisted]:
+    """Depth first without recursion: a tree deeper than Python's stack is still walked."""
+    pending: list[Path] = [top]
+    while pending:
+        directory = pending.pop()
+        try:
+            status = directory.stat()
+            if (status.st_dev, status.st_ino) in walked:
+                continue
+            walked.add((status.st_dev, status.st_ino))
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as exc:
+            yield Unlisted(directory, exc.strerror or type(exc).__name__)
+            continue
+        subdirectories = []
+        for entry in entries:
+            if _is_dir(entry):
+                subdirectories.append(Path(entry.path))
+            elif entry.name.lower().endswith(".pdf"):
+                yield Path(entry.path)
+        pending.extend(reversed(subdirectories))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # follows a symbolic link; a dangling or looping one is not a directory
+    except OSError:
+        return False
