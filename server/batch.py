@@ -17,9 +17,11 @@ line is a ``retryable`` error (the later line then stands for the document); a t
 line (a run killed mid-write) is cut off first, so that document runs again and the file stays
 one JSON object a line. Which files are documents: ``server.walk`` (a directory's ``*.pdf``
 entries, none dropped in silence; one it cannot list is a failed line). Progress and the
-closing summary go to stderr (``server.batchreport``). Exit status 0 when every document was
-read whole, 1 when any failed or is incomplete, 2 on bad usage or when another run is writing
-the same output (each run holds an exclusive ``flock`` on it).
+closing summary go to stderr (``server.batchreport``). SIGTERM starts no more documents and
+gives those in flight ``--shutdown-grace`` to finish; SIGINT (or a second signal) stops at once.
+Exit status 0 when every document was read whole, 1 when any failed or is incomplete, 2 on bad
+usage or when another run is writing the same output (each run holds an exclusive ``flock`` on
+it), 128 + the signal's number when one stopped the run (130, 143): the next run goes on.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import fcntl
 import functools
 import json
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -178,15 +181,17 @@ async def _run(
     report: Report,
 ) -> None:
     queue = iter(files)
+    in_flight = anyio.CancelScope()  # the documents being read: cancelled by a signal
     async with anyio.create_task_group() as ticking:
         ticking.start_soon(report.tick)  # from the start: the pool's start-up takes a while
+        ticking.start_soon(_on_signals, in_flight, settings.shutdown_grace_s, report)
         async with Pool(
             settings.workers, len(files) + 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
         ) as pool:
             job = _Job(App(settings, pool), tool, arguments, skip, max_document_bytes)
 
             async def worker() -> None:
-                for path in queue:
+                while report.interrupted is None and (path := next(queue, None)) is not None:
                     line = await _one(job, path)
                     if line is None:
                         report.add("skipped")
@@ -195,10 +200,28 @@ async def _run(
                         out.flush()
                         report.add(_outcome(line))
 
-            async with anyio.create_task_group() as tg:
-                for _ in range(settings.workers):
-                    tg.start_soon(worker)
+            with in_flight:
+                async with anyio.create_task_group() as tg:
+                    for _ in range(settings.workers):
+                        tg.start_soon(worker)
         ticking.cancel_scope.cancel()
+
+
+async def _on_signals(in_flight: anyio.CancelScope, grace_s: float, report: Report) -> None:
+    """SIGTERM: start no more documents and give those in flight ``grace_s`` to finish (their
+    lines are written). SIGINT, or a second signal: cancel them now (they have no line; the next
+    run reads them)."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            if report.interrupted is None:
+                report.interrupted = name
+                now = signum == signal.SIGINT
+                log.warning("batch_stopping", signal=name, grace_s=0 if now else grace_s)
+                if not now:
+                    in_flight.deadline = anyio.current_time() + grace_s
+                    continue
+            in_flight.cancel()
 
 
 def _outcome(line: dict[str, Any]) -> str:
@@ -243,4 +266,6 @@ def run_batch(
                     report=report,
                 )
             )
+    if report.interrupted is not None:
+        return 128 + signal.Signals[report.interrupted].value
     return 0 if report.failed == 0 else 1

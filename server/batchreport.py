@@ -9,7 +9,8 @@
   stderr stays one JSON object a line.
 
 Every mode ends with one ``batch_done`` event: how many documents, the count of each outcome
-(``ok``, ``skipped``, ``incomplete`` or an error code), how many failed, the seconds taken.
+(``ok``, ``skipped``, ``incomplete`` or an error code), how many failed, the seconds taken,
+whether the run finished and, if a signal stopped it, which.
 Events are JSON lines like the logs and are written whatever ``--log-level`` is.
 """
 
@@ -43,6 +44,7 @@ class Report:
         self.total = total
         self.every_s = every_s
         self.outcomes: Counter[str] = Counter()
+        self.interrupted: str | None = None  # the signal's name: the run stopped early
         self.started = time.monotonic()
         self._events = report_logger()
         self._bar: tqdm[None] | None = None
@@ -58,6 +60,8 @@ class Report:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self._lines.close()
+        if isinstance(error, KeyboardInterrupt) and self.interrupted is None:
+            self.interrupted = "SIGINT"  # before the run's own signal handling was up
         if self._bar is not None:
             self._bar.close()
         self._events.info(
@@ -66,7 +70,8 @@ class Report:
             outcomes=dict(sorted(self.outcomes.items())),
             failed=self.failed,
             seconds=round(time.monotonic() - self.started, 3),
-            finished=error is None,
+            finished=error is None and self.interrupted is None,
+            interrupted=self.interrupted,
         )
 
     @property

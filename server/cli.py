@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -257,8 +258,8 @@ def main(argv: list[str] | None = None) -> None:
         if ns.progress_seconds <= 0:
             raise SystemExit("pdf-airlock: --progress-seconds must be positive")
         max_document_bytes = int(ns.max_document_mb * MIB)
-        raise SystemExit(
-            run_batch(
+        try:
+            status = run_batch(
                 settings,
                 ns.tool,
                 _json_object(ns.arguments),
@@ -268,7 +269,9 @@ def main(argv: list[str] | None = None) -> None:
                 progress=ns.progress,
                 progress_every_s=ns.progress_seconds,
             )
-        )
+        except KeyboardInterrupt:  # before the run's own handling of SIGINT was up
+            status = 128 + signal.SIGINT.value
+        raise SystemExit(status)
     if ns.command == "self-test":
         raise SystemExit(anyio.run(_self_test, settings, ns.json))
     from server.session import serve

@@ -8,11 +8,15 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import psutil
+import pytest
 from conftest import HELLO_PAGES, PROJECT
 
 from server.walk import Unlisted, documents
@@ -271,3 +275,45 @@ def test_batch_bar_keeps_log_lines_whole_above_it(docs: Path, tmp_path: Path) ->
     assert logged[-1]["event"] == "batch_done" and logged[-1]["outcomes"] == {"ok": 2}
     assert "zygote_spawned" in [event["event"] for event in logged]  # logged after the bar was drawn
     assert all(line.startswith("{") or "{" not in line for line in shown)  # no bar before a log line
+
+
+def _copies(docs: Path, folder: Path, count: int) -> None:
+    folder.mkdir()
+    original = (docs / "hello.pdf").read_bytes()
+    for number in range(count):  # new bytes each: none is skipped as already read
+        (folder / f"copy-{number:03}.pdf").write_bytes(original + f"\n% copy {number}\n".encode())
+
+
+def _started(out: Path, command: list[str]) -> tuple[subprocess.Popen[str], list[int]]:
+    """The run, once its first line is written, and its zygote's pid."""
+    run = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=PROJECT)
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.stat().st_size) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return run, [child.pid for child in psutil.Process(run.pid).children()]
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_a_run_and_the_next_run_goes_on(
+    docs: Path, tmp_path: Path, signum: signal.Signals, status: int
+) -> None:
+    """SIGTERM lets the documents in flight finish, SIGINT cancels them; either way every line
+    written is whole, the zygote is gone, stderr says so in JSON, and the next run reads exactly
+    the documents without a line."""
+    folder, out = tmp_path / "in", tmp_path / "results.jsonl"
+    _copies(docs, folder, 300)
+    command = [sys.executable, "-m", "server", "batch", "pdf_read", str(folder), "--out", str(out)]
+    run, zygotes = _started(out, [*command, "--jobs", "1"])
+    run.send_signal(signum)
+    _, stderr = run.communicate(timeout=60)
+    found = [json.loads(line) for line in stderr.splitlines()]
+    [done] = [event for event in found if event["event"] == "batch_done"]
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert run.returncode == status
+    assert done["interrupted"] == signum.name and done["finished"] is False
+    assert 0 < len(written) == done["outcomes"]["ok"] < 300
+    assert zygotes and not any(psutil.pid_exists(pid) for pid in zygotes)
+    again = batch(out, folder)
+    assert again.returncode == 0 and outcomes(again) == {"skipped": len(written), "ok": 300 - len(written)}
+    paths = [line["path"] for line in map(json.loads, out.read_text().splitlines())]
+    assert sorted(paths) == sorted(str(path) for path in folder.iterdir())
