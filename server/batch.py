@@ -20,25 +20,25 @@ entries, none dropped in silence; one it cannot list is a failed line). Progress
 closing summary go to stderr (``server.batchreport``). SIGTERM starts no more documents and
 gives those in flight ``--shutdown-grace`` to finish; SIGINT (or a second signal) stops at once.
 Exit status 0 when every document was read whole, 1 when any failed or is incomplete, 2 on bad
-usage or when another run is writing the same output (each run holds an exclusive ``flock`` on
-it), 128 + the signal's number when one stopped the run (130, 143): the next run goes on.
+usage or when the output cannot be used (``server.batchout``: not a regular file, another run
+writing it) or a line could not be written, 128 + the signal's number when one stopped the run
+(130, 143): the next run goes on.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import json
-import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any
 
 import anyio
 import structlog
 
 from server.app import App
+from server.batchout import Output, OutputLocked, OutputRefused
 from server.batchreport import Report
 from server.config import DEFAULTS, MIB, Settings
 from server.errors import ToolError
@@ -50,60 +50,6 @@ from server.walk import Unlisted, documents
 __all__ = ["run_batch"]
 
 log = structlog.get_logger()
-
-_TAIL_CHUNK: Final = 1 << 16
-
-
-def done_digests(out: Path) -> set[str]:
-    """The sha256 of every document with a line in ``out`` that settles it: a result, or an
-    error that is not ``retryable`` (``overloaded``, ``worker_unavailable``, ``cancelled`` run
-    again). Read a line at a time: an output of rendered pages can be far larger than memory."""
-    if not out.exists():
-        return set()
-    digests = set()
-    with out.open("rb") as lines:
-        for line in lines:
-            try:
-                record = json.loads(line)
-                digest, error = record["sha256"], record.get("error")
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue  # not one of our lines (or a torn one mid-file): nothing to skip
-            retry = isinstance(error, dict) and error.get("retryable") is True
-            if isinstance(digest, str) and not retry:
-                digests.add(digest)
-    return digests
-
-
-def cut_torn_tail(out: Path) -> int:
-    """Bytes cut from the end of ``out``: a last line without its newline (the run that wrote it
-    was killed mid-write) that is not whole JSON. Appending after it would fuse the next line
-    with it; cut off, its document runs again. A whole last line only gets its newline. Reads
-    the last line only."""
-    if not out.exists():
-        return 0
-    with out.open("r+b") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        if size == 0 or os.pread(handle.fileno(), 1, size - 1) == b"\n":
-            return 0
-        start = _last_line_start(handle.fileno(), size)
-        try:
-            json.loads(os.pread(handle.fileno(), size - start, start))
-        except ValueError:
-            handle.truncate(start)
-            return size - start
-        handle.write(b"\n")
-    return 0
-
-
-def _last_line_start(fd: int, size: int) -> int:
-    end = size
-    while end > 0:
-        begin = max(0, end - _TAIL_CHUNK)
-        newline = os.pread(fd, end - begin, begin).rfind(b"\n")
-        if newline >= 0:
-            return begin + newline + 1
-        end = begin
-    return 0
 
 
 def _json_bytes(value: dict[str, Any]) -> int:
@@ -175,7 +121,7 @@ async def _run(
     arguments: dict[str, Any],
     *,
     files: list[Path | Unlisted],
-    out: TextIO,
+    out: Output,
     skip: set[str],
     max_document_bytes: int,
     report: Report,
@@ -196,8 +142,13 @@ async def _run(
                     if line is None:
                         report.add("skipped")
                     else:
-                        out.write(json.dumps(line, ensure_ascii=False) + "\n")
-                        out.flush()
+                        try:
+                            out.append(line)
+                        except OSError as exc:  # a full disk, a file size limit: nothing more can land
+                            report.output_error = exc.strerror or type(exc).__name__
+                            log.error("batch_output_failed", reason=report.output_error)
+                            in_flight.cancel()
+                            return
                         report.add(_outcome(line))
 
             with in_flight:
@@ -242,16 +193,19 @@ def run_batch(
     progress_every_s: float = DEFAULTS.batch_progress_s,
 ) -> int:
     files = list(documents(paths))
-    with out.open("a", encoding="utf-8") as handle:
-        try:  # held to the end: a second run on the same file would cut this one's line short
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.error("batch_output_locked", out=str(out), note="another batch run is writing it")
-            return 2
-        torn = cut_torn_tail(out)
+    try:
+        output = Output(out)
+    except OutputRefused as refused:
+        log.error("batch_output_refused", out=str(out), reason=refused.reason)
+        return 2
+    except OutputLocked:
+        log.error("batch_output_locked", out=str(out), note="another batch run is writing it")
+        return 2
+    with output:
+        torn = output.cut_torn_tail()
         if torn:
             log.warning("batch_torn_line_cut", out=str(out), bytes=torn)
-        skip = done_digests(out)
+        skip = output.done_digests()
         with Report(progress, len(files), every_s=progress_every_s) as report:
             anyio.run(
                 functools.partial(
@@ -260,12 +214,14 @@ def run_batch(
                     tool,
                     arguments,
                     files=files,
-                    out=handle,
+                    out=output,
                     skip=skip,
                     max_document_bytes=max_document_bytes,
                     report=report,
                 )
             )
+    if report.output_error is not None:
+        return 2
     if report.interrupted is not None:
         return 128 + signal.Signals[report.interrupted].value
     return 0 if report.failed == 0 else 1

@@ -10,7 +10,8 @@
 
 Every mode ends with one ``batch_done`` event: how many documents, the count of each outcome
 (``ok``, ``skipped``, ``incomplete`` or an error code), how many failed, the seconds taken,
-whether the run finished and, if a signal stopped it, which.
+whether the run finished and, if it stopped early, why (``interrupted``: the signal;
+``output_error``: a line could not be written).
 Events are JSON lines like the logs and are written whatever ``--log-level`` is.
 """
 
@@ -45,6 +46,7 @@ class Report:
         self.every_s = every_s
         self.outcomes: Counter[str] = Counter()
         self.interrupted: str | None = None  # the signal's name: the run stopped early
+        self.output_error: str | None = None  # why a line could not be written: the run stopped
         self.started = time.monotonic()
         self._events = report_logger()
         self._bar: tqdm[None] | None = None
@@ -70,8 +72,9 @@ class Report:
             outcomes=dict(sorted(self.outcomes.items())),
             failed=self.failed,
             seconds=round(time.monotonic() - self.started, 3),
-            finished=error is None and self.interrupted is None,
+            finished=error is None and self.interrupted is None and self.output_error is None,
             interrupted=self.interrupted,
+            output_error=self.output_error,
         )
 
     @property

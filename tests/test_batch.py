@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -315,5 +316,49 @@ def test_a_signal_stops_a_run_and_the_next_run_goes_on(
     assert zygotes and not any(psutil.pid_exists(pid) for pid in zygotes)
     again = batch(out, folder)
     assert again.returncode == 0 and outcomes(again) == {"skipped": len(written), "ok": 300 - len(written)}
+    paths = [line["path"] for line in map(json.loads, out.read_text().splitlines())]
+    assert sorted(paths) == sorted(str(path) for path in folder.iterdir())
+
+
+@pytest.mark.parametrize("out", ["/dev/full", "folder", "missing/results.jsonl"])
+def test_batch_refuses_an_output_that_is_not_a_regular_file(docs: Path, tmp_path: Path, out: str) -> None:
+    """Refused before anything is read from it: ``/dev/full`` reads zeros forever."""
+    (tmp_path / "folder").mkdir()
+    run = batch(tmp_path / out, docs / "hello.pdf")
+    [refused] = events(run)
+    assert run.returncode == 2 and refused["event"] == "batch_output_refused"
+    assert (
+        refused["reason"]
+        == {
+            "/dev/full": "not a regular file",
+            "folder": "Is a directory",
+            "missing/results.jsonl": "No such file or directory",
+        }[out]
+    )
+
+
+def test_a_line_that_cannot_be_written_stops_the_run_and_the_next_run_mends_it(
+    docs: Path, tmp_path: Path
+) -> None:
+    folder, out = tmp_path / "in", tmp_path / "results.jsonl"
+    _copies(docs, folder, 20)
+    command = [sys.executable, "-m", "server", "batch", "pdf_read", str(folder), "--out", str(out)]
+    limit = (4096, 4096)  # bytes any file of the run may grow to: a line crosses it
+    run = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, limit),
+    )
+    found = events(run)
+    [done] = [event for event in found if event["event"] == "batch_done"]
+    assert run.returncode == 2 and "batch_output_failed" in [event["event"] for event in found]
+    assert done["output_error"] == "File too large" and done["finished"] is False
+    assert out.stat().st_size == 4096 and not out.read_bytes().endswith(b"\n")  # a line cut short
+    again = batch(out, folder)
+    assert again.returncode == 0 and "batch_torn_line_cut" in [event["event"] for event in events(again)]
     paths = [line["path"] for line in map(json.loads, out.read_text().splitlines())]
     assert sorted(paths) == sorted(str(path) for path in folder.iterdir())
