@@ -137,11 +137,11 @@ async def _run(
             job = _Job(App(settings, pool), tool, arguments, skip, max_document_bytes)
 
             async def worker() -> None:
-                while report.interrupted is None and (path := next(queue, None)) is not None:
+                while not report.stopped and (path := next(queue, None)) is not None:
                     line = await _one(job, path)
                     if line is None:
                         report.add("skipped")
-                    else:
+                    elif report.output_error is None:  # after a line cut short, no line may follow it
                         try:
                             out.append(line)
                         except OSError as exc:  # a full disk, a file size limit: nothing more can land

@@ -78,6 +78,11 @@ class Report:
         )
 
     @property
+    def stopped(self) -> bool:
+        """A signal came or a line could not be written: start no more documents."""
+        return self.interrupted is not None or self.output_error is not None
+
+    @property
     def failed(self) -> int:
         """Documents that ended in an error or incomplete."""
         return sum(count for outcome, count in self.outcomes.items() if outcome not in _SETTLED)
