@@ -29,7 +29,7 @@ from server.pool import Pool
 from server.sanitize import clean_text, removal_warnings
 from server.selections import SelectionMemo
 from server.selftest import job_limits
-from server.tools import TOOLS
+from server.tools import TOOLS, ToolSpec
 
 __all__ = ["App", "error_result"]
 
@@ -83,6 +83,17 @@ def _validation_message(exc: ValidationError) -> str:
         f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
     ]
     return "; ".join(problems[:10])
+
+
+def validated(name: str, arguments: dict[str, Any]) -> tuple[ToolSpec, Any]:
+    """The tool named and its arguments as its input model; ``invalid_arguments`` otherwise."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        raise ToolError("invalid_arguments", f"unknown tool {name[:100]!r}", {"tools": ", ".join(TOOLS)})
+    try:
+        return spec, spec.input_model.model_validate(arguments)
+    except ValidationError as exc:
+        raise ToolError("invalid_arguments", _validation_message(exc)) from exc
 
 
 @dataclass(slots=True)
@@ -253,13 +264,7 @@ class App:
     async def _call(
         self, name: str, arguments: dict[str, Any], audit: dict[str, Any]
     ) -> types.CallToolResult:
-        spec = TOOLS.get(name)
-        if spec is None:
-            raise ToolError("invalid_arguments", f"unknown tool {name[:100]!r}", {"tools": ", ".join(TOOLS)})
-        try:
-            args = spec.input_model.model_validate(arguments)
-        except ValidationError as exc:
-            raise ToolError("invalid_arguments", _validation_message(exc)) from exc
+        spec, args = validated(name, arguments)
         document = self._open(args)
         audit.update(sha256=document.sha256, bytes=document.size)
         try:

@@ -37,7 +37,7 @@ from typing import Any
 import anyio
 import structlog
 
-from server.app import App
+from server.app import App, validated
 from server.batchout import Output, OutputLocked, OutputRefused
 from server.batchreport import Report
 from server.config import DEFAULTS, MIB, Settings
@@ -192,6 +192,11 @@ def run_batch(
     progress: str = "auto",
     progress_every_s: float = DEFAULTS.batch_progress_s,
 ) -> int:
+    try:  # a typo in the tool's name or arguments would fail every document, and settle them all
+        validated(tool, arguments | {"path": "document.pdf"})
+    except ToolError as error:
+        log.error("batch_invalid_arguments", tool=tool, message=error.message, **error.details)
+        return 2
     files = list(documents(paths))
     try:
         output = Output(out)

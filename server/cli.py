@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 
@@ -107,19 +107,17 @@ def _settings(ns: argparse.Namespace) -> Settings:
     roots = ns.root or [Path(p) for p in _env("ROOTS", "").split(":") if p] or [Path.cwd()]
     for root in roots:
         if not root.is_dir():
-            raise SystemExit(f"pdf-airlock: --root {root} is not a directory")
+            _usage(f"--root {root} is not a directory")
     positive = {"--max-file-mb": ns.max_file_mb, "--timeout": ns.timeout, "--memory-mb": ns.memory_mb}
     for flag, value in positive.items():
         if value <= 0:
-            raise SystemExit(f"pdf-airlock: {flag} must be positive")
+            _usage(f"{flag} must be positive")
     if not 0 <= ns.job_nice <= _MAX_NICE:
-        raise SystemExit(f"pdf-airlock: --job-nice must be between 0 and {_MAX_NICE}")
+        _usage(f"--job-nice must be between 0 and {_MAX_NICE}")
     required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
     unknown = sorted(set(required) - set(LAYERS))
     if unknown:
-        raise SystemExit(
-            f"pdf-airlock: unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}"
-        )
+        _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
     overrides: dict[str, Any] = {}
     if ns.cache_dir is not None and ns.cache_disk_mb > 0:
         from server.cache import CacheDirError, prepare_directory
@@ -127,7 +125,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         try:
             prepare_directory(ns.cache_dir)
         except CacheDirError as exc:
-            raise SystemExit(f"pdf-airlock: --cache-dir: {exc}") from exc
+            _usage(f"--cache-dir: {exc}")
         overrides["cache_dir"] = ns.cache_dir.resolve()
     if ns.workers > 0:
         overrides["workers"] = ns.workers
@@ -229,10 +227,16 @@ def _json_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError:
-        raise SystemExit("pdf-airlock: --json must be a JSON object") from None
+        value = None
     if not isinstance(value, dict):
-        raise SystemExit("pdf-airlock: --json must be a JSON object")
+        _usage("--json must be a JSON object")
     return value
+
+
+def _usage(problem: str) -> NoReturn:
+    """Bad usage: the message on stderr, exit status 2 (as argparse's own errors)."""
+    sys.stderr.write(f"pdf-airlock: {problem}\n")
+    raise SystemExit(2)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -254,9 +258,9 @@ def main(argv: list[str] | None = None) -> None:
         if not ns.root:  # the operator names the files: allow them wherever they are
             settings = dataclasses.replace(settings, roots=(Path("/"),))
         if ns.max_document_mb <= 0:
-            raise SystemExit("pdf-airlock: --max-document-mb must be positive")
+            _usage("--max-document-mb must be positive")
         if ns.progress_seconds <= 0:
-            raise SystemExit("pdf-airlock: --progress-seconds must be positive")
+            _usage("--progress-seconds must be positive")
         max_document_bytes = int(ns.max_document_mb * MIB)
         try:
             status = run_batch(

@@ -362,3 +362,29 @@ def test_a_line_that_cannot_be_written_stops_the_run_and_the_next_run_mends_it(
     assert again.returncode == 0 and "batch_torn_line_cut" in [event["event"] for event in events(again)]
     paths = [line["path"] for line in map(json.loads, out.read_text().splitlines())]
     assert sorted(paths) == sorted(str(path) for path in folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("pdf_nope", "{}", "unknown tool 'pdf_nope'"),
+        ("pdf_read", '{"max_chars": "many"}', "max_chars: Input should be a valid integer"),
+        ("pdf_read", '{"data": "JVBERi0="}', None),  # a path and inline data: one of the two
+    ],
+)
+def test_batch_refuses_a_tool_or_arguments_that_would_fail_every_document(
+    docs: Path, tmp_path: Path, tool: str, arguments: str, message: str | None
+) -> None:
+    """Before any document: each would get a settled ``invalid_arguments`` line, and a run with the
+    typo mended would skip them all."""
+    out = tmp_path / "results.jsonl"
+    run = batch(out, docs / "hello.pdf", tool=tool, extra=("--json", arguments))
+    [refused] = events(run)
+    assert run.returncode == 2 and refused["event"] == "batch_invalid_arguments" and not out.exists()
+    assert message is None or refused["message"].startswith(message)
+
+
+def test_batch_usage_errors_exit_2(docs: Path, tmp_path: Path) -> None:
+    for extra in (("--json", "{bad"), ("--json", "[]"), ("--progress-seconds", "0")):
+        run = batch(tmp_path / "results.jsonl", docs / "hello.pdf", extra=extra)
+        assert run.returncode == 2 and run.stderr.startswith("pdf-airlock: "), extra
