@@ -2,9 +2,10 @@
 
 Runs one tool over many documents through the same supervisor, pool and sandbox as the MCP
 server, ``--jobs`` at a time. Writes one JSON line per document (appended, flushed per line):
-``{"path", "sha256", "ok": true, "result": {...}}`` or ``{"path", "sha256", "ok": false,
-"error": {code, message, retryable, details}}``; tools that return images (``pdf_render``,
-``pdf_images`` with ``extract``) add ``"images": [{"mime_type", "data_base64"}]``.
+``{"path", "sha256", "tool", "ok": true, "result": {...}}`` or ``{"path", "sha256", "tool",
+"ok": false, "error": {code, message, retryable, details}}``; tools that return images
+(``pdf_render``, ``pdf_images`` with ``extract``) add ``"images": [{"mime_type",
+"data_base64"}]``.
 
 A line holds the whole result: a paged tool's cursors are followed and its parts joined
 (``server.parts``); ``pdf_read`` asks for ``max_chars`` = 2,000,000 a part unless given one. A
@@ -12,17 +13,17 @@ document whose joined result passes ``max_document_bytes`` stops there, with ``"
 false`` and the ``cursor`` to go on from (``pdf-airlock call`` takes it); it counts as
 ``incomplete``. Every successful line says ``"complete"``.
 
-Resumable: documents whose sha256 already has a line in the output are skipped, unless that
-line is a ``retryable`` error (the later line then stands for the document); a torn last
-line (a run killed mid-write) is cut off first, so that document runs again and the file stays
-one JSON object a line. Which files are documents: ``server.walk`` (a directory's ``*.pdf``
-entries, none dropped in silence; one it cannot list is a failed line). Progress and the
-closing summary go to stderr (``server.batchreport``). SIGTERM starts no more documents and
-gives those in flight ``--shutdown-grace`` to finish; SIGINT (or a second signal) stops at once.
-Exit status 0 when every document was read whole, 1 when any failed or is incomplete, 2 on bad
-usage or when the output cannot be used (``server.batchout``: not a regular file, another run
-writing it) or a line could not be written, 128 + the signal's number when one stopped the run
-(130, 143): the next run goes on.
+Resumable: documents whose sha256 already has a line of the same tool in the output are skipped
+(a line names its ``tool``), unless that line is a ``retryable`` error (the later line then
+stands for the document); a torn last line (a run killed mid-write) is cut off first, so that
+document runs again and the file stays one JSON object a line. Which files are documents:
+``server.walk`` (a directory's ``*.pdf`` entries, none dropped in silence; one it cannot list
+is a failed line). Progress and the closing summary go to stderr (``server.batchreport``).
+SIGTERM starts no more documents and gives those in flight ``--shutdown-grace`` to finish;
+SIGINT (or a second signal) stops at once. Exit status 0 when every document was read whole, 1
+when any failed or is incomplete, 2 on bad usage or when the output cannot be used
+(``server.batchout``: not a regular file, another run writing it) or a line could not be
+written, 128 + the signal's number when one stopped the run (130, 143): the next run goes on.
 """
 
 from __future__ import annotations
@@ -81,14 +82,19 @@ async def _follow(job: _Job, arguments: dict[str, Any], whole: dict[str, Any]) -
     return None
 
 
+def _failed(job: _Job, path: Path, error: ToolError) -> dict[str, Any]:
+    """The line of a document that could not be opened (no sha256: the next run tries again)."""
+    return {"path": str(path), "sha256": None, "tool": job.tool, "ok": False, "error": error.to_dict()}
+
+
 async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
     if isinstance(path, Unlisted):
         error = ToolError("path_denied", f"{str(path.path)!r} cannot be listed ({path.reason})")
-        return {"path": str(path.path), "sha256": None, "ok": False, "error": error.to_dict()}
+        return _failed(job, path.path, error)
     try:
         document = job.app.policy.open_path(str(path.resolve()))
     except ToolError as error:
-        return {"path": str(path), "sha256": None, "ok": False, "error": error.to_dict()}
+        return _failed(job, path, error)
     digest = document.sha256
     document.close()
     if digest in job.skip:
@@ -97,7 +103,7 @@ async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
     if job.tool == "pdf_read":
         arguments.setdefault("max_chars", MAX_CHARS_CEILING)
     result = await job.app.call_tool(job.tool, arguments)
-    line: dict[str, Any] = {"path": str(path), "sha256": digest, "ok": not result.is_error}
+    line: dict[str, Any] = {"path": str(path), "sha256": digest, "tool": job.tool, "ok": not result.is_error}
     structured = result.structured_content or {}
     if result.is_error:
         line["error"] = structured.get("error")
@@ -210,7 +216,7 @@ def run_batch(
         torn = output.cut_torn_tail()
         if torn:
             log.warning("batch_torn_line_cut", out=str(out), bytes=torn)
-        skip = output.done_digests()
+        skip = output.done_digests(tool)
         with Report(progress, len(files), every_s=progress_every_s) as report:
             anyio.run(
                 functools.partial(

@@ -64,9 +64,10 @@ class Output:
         while data:
             data = data[os.write(self.fd, data) :]
 
-    def done_digests(self) -> set[str]:
-        """The sha256 of every document with a line that settles it: a result, or an error that
-        is not ``retryable`` (``overloaded``, ``worker_unavailable``, ``cancelled`` run again).
+    def done_digests(self, tool: str) -> set[str]:
+        """The sha256 of every document with a line of ``tool`` that settles it: a result, or an
+        error that is not ``retryable`` (``overloaded``, ``worker_unavailable``, ``cancelled`` run
+        again). A line without ``tool`` (written before lines named theirs) counts for any tool.
         Read a line at a time: an output of rendered pages can be far larger than memory."""
         digests = set()
         with open(os.dup(self.fd), "rb") as lines:
@@ -74,11 +75,11 @@ class Output:
             for line in lines:
                 try:
                     record = json.loads(line)
-                    digest, error = record["sha256"], record.get("error")
+                    digest, error, by = record["sha256"], record.get("error"), record.get("tool", tool)
                 except (ValueError, KeyError, TypeError, AttributeError):
                     continue  # not one of our lines (or a torn one mid-file): nothing to skip
                 retry = isinstance(error, dict) and error.get("retryable") is True
-                if isinstance(digest, str) and not retry:
+                if isinstance(digest, str) and by == tool and not retry:
                     digests.add(digest)
         return digests
 

@@ -388,3 +388,18 @@ def test_batch_usage_errors_exit_2(docs: Path, tmp_path: Path) -> None:
     for extra in (("--json", "{bad"), ("--json", "[]"), ("--progress-seconds", "0")):
         run = batch(tmp_path / "results.jsonl", docs / "hello.pdf", extra=extra)
         assert run.returncode == 2 and run.stderr.startswith("pdf-airlock: "), extra
+
+
+def test_a_run_of_another_tool_on_the_same_output_reads_every_document(docs: Path, tmp_path: Path) -> None:
+    """Lines name their tool: a pdf_info run does not settle the documents for pdf_read. A line
+    without ``tool`` (written before lines named theirs) still settles its document."""
+    out = tmp_path / "results.jsonl"
+    info = batch(out, docs / "hello.pdf", docs / "columns.pdf", tool="pdf_info")
+    read = batch(out, docs / "hello.pdf", docs / "columns.pdf")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert info.returncode == read.returncode == 0 and outcomes(read) == {"ok": 2}
+    assert [line["tool"] for line in lines] == ["pdf_info"] * 2 + ["pdf_read"] * 2
+    old = {key: value for key, value in lines[-1].items() if key != "tool"}
+    out.write_text(json.dumps(old) + "\n")
+    again = batch(out, docs / "hello.pdf", docs / "columns.pdf", tool="pdf_outline")
+    assert outcomes(again) == {"skipped": 1, "ok": 1}
