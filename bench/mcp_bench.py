@@ -41,6 +41,7 @@ from mcp.client.stdio import StdioServerParameters
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+import stall  # noqa: E402
 from corpus import build  # noqa: E402
 
 MAX_CHARS = 2_000_000
@@ -298,6 +299,7 @@ async def measure(folder: Path, files: dict[str, Path], runs: int) -> dict[str, 
     report["ts_paired"] = ts_paired(folder, files, runs)
     report["client_share"] = await client_share(folder, files, runs)
     report["children"] = job_children(folder)
+    report["stall"] = stall.measure(mb=90, rounds=5)
     report["cpu"] = cpu_per_call(folder)
     return report
 
@@ -864,6 +866,9 @@ def markdown(report: dict[str, Any], runs: int) -> str:
         f"| raw pipe: repeated `pdf_read` of text-100.pdf, cache hit "
         f"| {report['raw']['cache_hit_ms']:.2f} ms |",
         *batch_lines(report["batch"]),
+        f"| `ping` while the server opens a 90 MB document it has not read (`bench/stall.py`: each "
+        f"`pdf_info` call's slowest ping, median of 5 calls of {report['stall']['call_ms']:.0f} ms; "
+        f"idle: {report['stall']['idle_ping_ms']:.2f} ms) | {report['stall']['slowest_ping_ms']:.1f} ms |",
         "",
         f"Each floor-and-call pair follows a {SETTLE_S * 1000:.0f} ms pause (the server has refilled its "
         "pre-forked spares, as between an agent's calls). Back to back, the floor can run while the "

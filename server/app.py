@@ -221,11 +221,11 @@ class App:
             raise ToolError("crashed", "the job child returned a result that failed validation") from exc
         return result, removal_warnings(removed)
 
-    def _open(self, args: DocumentInput) -> Document:
+    async def _open(self, args: DocumentInput) -> Document:
         if args.path is not None:
-            return self.policy.open_path(args.path)
+            return await self.policy.open_path_async(args.path)
         assert args.data is not None
-        return self.policy.open_inline(args.data)
+        return await self.policy.open_inline_async(args.data)
 
     async def call_tool(
         self,
@@ -265,7 +265,7 @@ class App:
         self, name: str, arguments: dict[str, Any], audit: dict[str, Any]
     ) -> types.CallToolResult:
         spec, args = validated(name, arguments)
-        document = self._open(args)
+        document = await self._open(args)
         audit.update(sha256=document.sha256, bytes=document.size)
         try:
             cache_key = self.cache.key(document.sha256, name, arguments | {"source": document.display})

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+import anyio
+
 from server.errors import ToolError
 
 __all__ = ["Document", "PathPolicy"]
@@ -29,6 +31,7 @@ __all__ = ["Document", "PathPolicy"]
 _OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _PSEUDO_FILESYSTEMS: Final = ("/proc", "/sys", "/dev")
 _HASH_CHUNK: Final = 1 << 20
+_HASH_INLINE_MAX: Final = 4 << 20  # larger files not hashed before: in a worker thread (about 4 ms)
 _DIGEST_MEMO: Final = 4096
 _MAX_SHOWN_PATH: Final = 200
 _SEALS: Final = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
@@ -64,6 +67,10 @@ def _hash_fd(fd: int) -> tuple[str, int]:
         digest.update(chunk)
         offset += len(chunk)
     return digest.hexdigest(), offset
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 class PathPolicy:
@@ -111,6 +118,32 @@ class PathPolicy:
         raise ToolError("not_found", f"{_shown(raw)!r} does not exist")
 
     def open_path(self, raw: str) -> Document:
+        """Open, check and hash ``raw`` on this thread (``batch`` does, before its call)."""
+        fd, info, display = self._open_checked(raw)
+        try:
+            return self._document(fd, info, display, self._known(info) or _hash_fd(fd))
+        except BaseException:
+            os.close(fd)
+            raise
+
+    async def open_path_async(self, raw: str) -> Document:
+        """As ``open_path``, but a file over ``_HASH_INLINE_MAX`` not hashed before is hashed in
+        a worker thread (hashlib lets go of the GIL): the event loop, so every other call and the
+        protocol itself, would otherwise wait about a millisecond a megabyte."""
+        fd, info, display = self._open_checked(raw)
+        try:
+            hashed = self._known(info)
+            if hashed is None:
+                small = info.st_size <= _HASH_INLINE_MAX
+                hashed = _hash_fd(fd) if small else await anyio.to_thread.run_sync(_hash_fd, fd)
+            return self._document(fd, info, display, hashed)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _open_checked(self, raw: str) -> tuple[int, os.stat_result, str]:
+        """An fd of ``raw`` inside a root, a regular file under the cap: (fd, its fstat, its
+        path as shown)."""
         real = self.resolve(raw)
         if any(_within(real, pseudo) for pseudo in _PSEUDO_FILESYSTEMS):
             raise ToolError("not_a_file", f"{_shown(raw)!r} is on a pseudo filesystem")
@@ -121,29 +154,31 @@ class PathPolicy:
         except OSError as exc:
             raise ToolError("path_denied", f"{_shown(raw)!r} cannot be opened ({exc.strerror})") from exc
         try:
-            return self._check_open_fd(fd, raw)
+            opened = os.readlink(f"/proc/self/fd/{fd}")
+            if not any(_within(opened, root) for root in self.roots):
+                raise ToolError(
+                    "path_denied", f"{_shown(raw)!r} moved outside the allowed roots while opening"
+                )
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError("not_a_file", f"{_shown(raw)!r} is not a regular file")
+            self._check_size(info.st_size)
         except BaseException:
             os.close(fd)
             raise
+        return fd, info, self._relative(opened)
 
-    def _check_open_fd(self, fd: int, raw: str) -> Document:
-        opened = os.readlink(f"/proc/self/fd/{fd}")
-        if not any(_within(opened, root) for root in self.roots):
-            raise ToolError("path_denied", f"{_shown(raw)!r} moved outside the allowed roots while opening")
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ToolError("not_a_file", f"{_shown(raw)!r} is not a regular file")
-        self._check_size(info.st_size)
-        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        known = self._digests.get(identity)
-        if known is None:
-            digest, size = _hash_fd(fd)
-            self._check_size(size)
-            if size == info.st_size:
-                self._remember(identity, digest)
-        else:
-            digest, size = known, info.st_size
-        return Document(fd=fd, size=size, sha256=digest, display=self._relative(opened))
+    def _known(self, info: os.stat_result) -> tuple[str, int] | None:
+        """(sha256, size) of an unchanged file hashed before."""
+        digest = self._digests.get(_identity(info))
+        return None if digest is None else (digest, info.st_size)
+
+    def _document(self, fd: int, info: os.stat_result, display: str, hashed: tuple[str, int]) -> Document:
+        digest, size = hashed
+        self._check_size(size)  # the file may have grown while it was read
+        if size == info.st_size:
+            self._remember(_identity(info), digest)
+        return Document(fd=fd, size=size, sha256=digest, display=display)
 
     def _remember(self, identity: tuple[int, ...], digest: str) -> None:
         self._digests[identity] = digest
@@ -157,6 +192,13 @@ class PathPolicy:
                 f"the document is {size} bytes, over the {self.max_bytes}-byte cap (--max-file-mb)",
                 {"size": size, "max_bytes": self.max_bytes},
             )
+
+    async def open_inline_async(self, encoded: str) -> Document:
+        """As ``open_inline``; over ``_HASH_INLINE_MAX`` of base64, decoded, written and hashed
+        in a worker thread."""
+        if len(encoded) <= _HASH_INLINE_MAX:
+            return self.open_inline(encoded)
+        return await anyio.to_thread.run_sync(self.open_inline, encoded)
 
     def open_inline(self, encoded: str) -> Document:
         self._check_size(len(encoded) * 3 // 4)

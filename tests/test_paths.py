@@ -7,6 +7,7 @@ import hashlib
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from server.errors import ToolError
@@ -63,4 +64,35 @@ def test_inline_is_sealed_memfd() -> None:
         document.close()
     with pytest.raises(ToolError) as caught:
         PathPolicy([Path("/")], 10).open_inline(base64.b64encode(b"0" * 100).decode())
+    assert caught.value.code == "too_large"
+
+
+def test_a_large_input_is_hashed_off_the_event_loop_with_the_same_digest(tmp_path: Path) -> None:
+    """Over 4 MiB, ``open_path_async`` and ``open_inline_async`` hash in a worker thread: the
+    same digest, size and checks, and a changed file is hashed again."""
+    data = os.urandom(5 << 20)
+    (tmp_path / "big.pdf").write_bytes(data)
+    policy = PathPolicy([tmp_path], 1 << 30)
+
+    async def opened() -> list[tuple[str, int, bytes]]:
+        found = []
+        for document in (
+            await policy.open_path_async("big.pdf"),
+            await policy.open_path_async("big.pdf"),  # unchanged: the digest remembered
+            await policy.open_inline_async(base64.b64encode(data).decode()),
+        ):
+            found.append((document.sha256, document.size, os.pread(document.fd, 16, 0)))
+            document.close()
+        (tmp_path / "big.pdf").write_bytes(data[:-1] + b"!")
+        changed = await policy.open_path_async("big.pdf")
+        found.append((changed.sha256, changed.size, os.pread(changed.fd, 16, 0)))
+        changed.close()
+        return found
+
+    digest = hashlib.sha256(data).hexdigest()
+    first, again, inline, changed = anyio.run(opened)
+    assert first == again == inline == (digest, len(data), data[:16])
+    assert changed == (hashlib.sha256(data[:-1] + b"!").hexdigest(), len(data), data[:16])
+    with pytest.raises(ToolError) as caught:
+        anyio.run(PathPolicy([tmp_path], 4 << 20).open_path_async, "big.pdf")
     assert caught.value.code == "too_large"
