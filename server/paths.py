@@ -60,10 +60,12 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _hash_fd(fd: int) -> tuple[str, int]:
+def _hash_fd(fd: int, limit: int) -> tuple[str, int]:
+    """(sha256, size) of the file's bytes, reading at most ``limit``: a file someone keeps
+    appending to cannot keep this reading for ever."""
     digest = hashlib.sha256()
     offset = 0
-    while chunk := os.pread(fd, _HASH_CHUNK, offset):
+    while offset < limit and (chunk := os.pread(fd, min(_HASH_CHUNK, limit - offset), offset)):
         digest.update(chunk)
         offset += len(chunk)
     return digest.hexdigest(), offset
@@ -121,7 +123,7 @@ class PathPolicy:
         """Open, check and hash ``raw`` on this thread (``batch`` does, before its call)."""
         fd, info, display = self._open_checked(raw)
         try:
-            return self._document(fd, info, display, self._known(info) or _hash_fd(fd))
+            return self._document(fd, info, display, self._known(info) or _hash_fd(fd, self.max_bytes + 1))
         except BaseException:
             os.close(fd)
             raise
@@ -134,8 +136,11 @@ class PathPolicy:
         try:
             hashed = self._known(info)
             if hashed is None:
-                small = info.st_size <= _HASH_INLINE_MAX
-                hashed = _hash_fd(fd) if small else await anyio.to_thread.run_sync(_hash_fd, fd)
+                limit = self.max_bytes + 1  # one byte over the cap is enough to refuse it
+                if info.st_size <= _HASH_INLINE_MAX:
+                    hashed = _hash_fd(fd, limit)
+                else:
+                    hashed = await anyio.to_thread.run_sync(_hash_fd, fd, limit)
             return self._document(fd, info, display, hashed)
         except BaseException:
             os.close(fd)

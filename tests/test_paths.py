@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from server.errors import ToolError
-from server.paths import PathPolicy
+from server.paths import PathPolicy, _hash_fd
 
 
 def code_of(policy: PathPolicy, raw: str) -> str:
@@ -96,3 +96,15 @@ def test_a_large_input_is_hashed_off_the_event_loop_with_the_same_digest(tmp_pat
     with pytest.raises(ToolError) as caught:
         anyio.run(PathPolicy([tmp_path], 4 << 20).open_path_async, "big.pdf")
     assert caught.value.code == "too_large"
+
+
+def test_hashing_reads_no_more_than_one_byte_past_the_cap(tmp_path: Path) -> None:
+    """A file someone keeps appending to after its ``fstat`` is read up to the cap and one byte,
+    then refused as too_large, instead of read for as long as it grows."""
+    (tmp_path / "growing.pdf").write_bytes(b"%PDF-" + b"x" * 99_995)
+    fd = os.open(tmp_path / "growing.pdf", os.O_RDONLY)
+    try:
+        assert _hash_fd(fd, 1001) == (hashlib.sha256(b"%PDF-" + b"x" * 996).hexdigest(), 1001)
+        assert _hash_fd(fd, 1 << 30)[1] == 100_000
+    finally:
+        os.close(fd)
