@@ -92,7 +92,7 @@ async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
         error = ToolError("path_denied", f"{str(path.path)!r} cannot be listed ({path.reason})")
         return _failed(job, path.path, error)
     try:
-        document = job.app.policy.open_path(str(path.resolve()))
+        document = await job.app.policy.open_path_async(str(path.resolve()))
     except ToolError as error:
         return _failed(job, path, error)
     digest = document.sha256

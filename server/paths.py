@@ -120,7 +120,7 @@ class PathPolicy:
         raise ToolError("not_found", f"{_shown(raw)!r} does not exist")
 
     def open_path(self, raw: str) -> Document:
-        """Open, check and hash ``raw`` on this thread (``batch`` does, before its call)."""
+        """Open, check and hash ``raw`` on this thread."""
         fd, info, display = self._open_checked(raw)
         try:
             return self._document(fd, info, display, self._known(info) or _hash_fd(fd, self.max_bytes + 1))
