@@ -203,7 +203,7 @@ def run_batch(
     except ToolError as error:
         log.error("batch_invalid_arguments", tool=tool, message=error.message, **error.details)
         return 2
-    files = list(documents(paths))
+    files = list(documents(paths, settings.roots))
     try:
         output = Output(out)
     except OutputRefused as refused:

@@ -252,11 +252,12 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(anyio.run(_call, settings, ns.tool, _json_object(ns.arguments)))
     if ns.command == "batch":
         from server.batch import run_batch
+        from server.walk import named_roots
 
         if ns.jobs > 0:
             settings = dataclasses.replace(settings, workers=ns.jobs)
-        if not ns.root:  # the operator names the files: allow them wherever they are
-            settings = dataclasses.replace(settings, roots=(Path("/"),))
+        if not ns.root and not _env("ROOTS", ""):  # the folders and files named are the roots
+            settings = dataclasses.replace(settings, roots=named_roots(ns.paths))
         if ns.max_document_mb <= 0:
             _usage("--max-document-mb must be positive")
         if ns.progress_seconds <= 0:

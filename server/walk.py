@@ -4,20 +4,25 @@ Nothing named is dropped in silence. In a directory, every entry whose name ends
 (any case) and that is not itself a directory is a document, whatever it is (a FIFO, a device,
 a dangling symbolic link): the tool's path policy answers for it with a typed error
 (``not_a_file``, ``not_found``, ``path_denied``), as it would for any call naming it. Symbolic
-links to directories are followed, each directory once (a link back up the tree is not walked
-again). A directory that cannot be listed is an ``Unlisted`` entry of its own, which ``batch``
-writes as a failed line. Each path comes once, in a repeatable order: as given; within a
+links to directories are followed when they stay inside the roots, each directory once (a link
+back up the tree is not walked again); a folder of untrusted uploads holding a link to ``/``
+is not a way to list the host. A directory that cannot be listed, or a link to one outside the
+roots, is an ``Unlisted`` entry of its own, which ``batch`` writes as a failed line.
+
+Without ``--root`` the roots are what the operator named (``named_roots``): each folder, and
+the folder of each file. A link in a named folder to a document elsewhere is ``path_denied``,
+as any call outside the roots. Each path comes once, in a repeatable order: as given; within a
 directory, its own documents by name, then each subdirectory's (by name, depth first).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Unlisted", "documents"]
+__all__ = ["Unlisted", "documents", "named_roots"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,18 +33,26 @@ class Unlisted:
     reason: str
 
 
-def documents(paths: Iterable[Path]) -> Iterator[Path | Unlisted]:
+def named_roots(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """The roots of a run without ``--root``: each folder named, the folder of each file named
+    (through symbolic links: the operator named them)."""
+    roots = [real if real.is_dir() else real.parent for real in (path.resolve() for path in paths)]
+    return tuple(dict.fromkeys(roots))
+
+
+def documents(paths: Iterable[Path], roots: Sequence[Path]) -> Iterator[Path | Unlisted]:
     given: set[str] = set()
     walked: set[tuple[int, int]] = set()  # (device, inode) of every directory listed
+    inside = tuple(os.path.realpath(root) for root in roots)
     for path in paths:
-        for found in _walk(path, walked) if path.is_dir() else (path,):
+        for found in _walk(path, walked, inside) if path.is_dir() else (path,):
             key = os.path.abspath(found.path if isinstance(found, Unlisted) else found)
             if key not in given:
                 given.add(key)
                 yield found
 
 
-def _walk(top: Path, walked: set[tuple[int, int]]) -> Iterator[Path | Unlisted]:
+def _walk(top: Path, walked: set[tuple[int, int]], roots: tuple[str, ...]) -> Iterator[Path | Unlisted]:
     """Depth first without recursion: a tree deeper than Python's stack is still walked."""
     pending: list[Path] = [top]
     while pending:
@@ -57,10 +70,17 @@ def _walk(top: Path, walked: set[tuple[int, int]]) -> Iterator[Path | Unlisted]:
         subdirectories = []
         for entry in entries:
             if _is_dir(entry):
-                subdirectories.append(Path(entry.path))
+                if entry.is_symlink() and not _within(os.path.realpath(entry.path), roots):
+                    yield Unlisted(Path(entry.path), "a link to a directory outside the allowed roots")
+                else:
+                    subdirectories.append(Path(entry.path))
             elif entry.name.lower().endswith(".pdf"):
                 yield Path(entry.path)
         pending.extend(reversed(subdirectories))
+
+
+def _within(real: str, roots: tuple[str, ...]) -> bool:
+    return any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

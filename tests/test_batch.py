@@ -239,7 +239,7 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path: Path) -> None:
                     {"unlisted": str(item.path), "reason": item.reason}
                     if isinstance(item, Unlisted)
                     else str(item)
-                    for item in documents([top])
+                    for item in documents([top], [top])
                 ]
                 os.write(write, json.dumps(found).encode())
             finally:
@@ -403,3 +403,29 @@ def test_a_run_of_another_tool_on_the_same_output_reads_every_document(docs: Pat
     out.write_text(json.dumps(old) + "\n")
     again = batch(out, docs / "hello.pdf", docs / "columns.pdf", tool="pdf_outline")
     assert outcomes(again) == {"skipped": 1, "ok": 1}
+
+
+def test_a_folder_of_uploads_cannot_reach_the_host_through_links(docs: Path, tmp_path: Path) -> None:
+    """Without --root the roots are what was named: a link in the folder to a document or a
+    folder elsewhere (``/`` itself) is refused, not read or listed; a file named is read."""
+    outside, uploads = tmp_path / "outside", tmp_path / "uploads"
+    (outside / "more").mkdir(parents=True)
+    uploads.mkdir()
+    shutil.copy(docs / "hello.pdf", outside / "secret.pdf")
+    shutil.copy(docs / "hello.pdf", outside / "more" / "also-secret.pdf")
+    shutil.copy(docs / "hello.pdf", uploads / "upload.pdf")
+    (uploads / "leak.pdf").symlink_to(outside / "secret.pdf")
+    (uploads / "host").symlink_to(outside)
+    (uploads / "root").symlink_to("/")
+    out = tmp_path / "results.jsonl"
+    run = batch(out, uploads, docs / "columns.pdf")
+    lines = {Path(line["path"]).name: line for line in map(json.loads, out.read_text().splitlines())}
+    assert {name: line.get("error", {}).get("code", "ok") for name, line in lines.items()} == {
+        "upload.pdf": "ok",
+        "leak.pdf": "path_denied",
+        "host": "path_denied",
+        "root": "path_denied",
+        "columns.pdf": "ok",
+    }
+    assert "outside the allowed roots" in lines["host"]["error"]["message"]
+    assert run.returncode == 1 and outcomes(run) == {"ok": 2, "path_denied": 3}
