@@ -27,7 +27,8 @@ __all__ = ["Unlisted", "documents", "named_roots"]
 
 @dataclass(frozen=True, slots=True)
 class Unlisted:
-    """A directory whose entries could not be read; ``reason`` is the system's message."""
+    """A directory not walked: it could not be listed (``reason``: the system's message) or it is
+    a link to one outside the roots."""
 
     path: Path
     reason: str
