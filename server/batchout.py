@@ -49,6 +49,8 @@ class Output:
                 fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 raise OutputLocked from None
+            except OSError as exc:  # a filesystem without locks: one run at a time is not sure
+                raise OutputRefused(f"cannot lock it ({exc.strerror})") from exc
         except BaseException:
             os.close(self.fd)
             raise

@@ -32,12 +32,22 @@ _IMAGE_UID = 10001  # the Dockerfile's runtime user
 SECCOMP = os.environ.get("PDF_AIRLOCK_SECCOMP", str(PROJECT / "seccomp" / "profile.json"))
 
 
-def production_flags(docs: Path) -> list[str]:
+def production_flags(docs: Path, *volumes: str) -> list[str]:
+    """``docker run`` as the README shows it; ``volumes`` are more ``-v`` mounts (writable)."""
     seccomp = [] if SECCOMP == "default" else ["--security-opt", f"seccomp={SECCOMP}"]
+    mounts = [flag for volume in volumes for flag in ("-v", volume)]
     return [
         "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges", *seccomp, "-v", f"{docs}:/data:ro", IMAGE,
+        "--security-opt", "no-new-privileges", *seccomp, "-v", f"{docs}:/data:ro", *mounts, IMAGE,
     ]  # fmt: skip
+
+
+def _owned_by_the_image(folder: Path) -> Path:
+    """A writable mount for the image's user (uid 10001, mode 0700 as the cache requires)."""
+    folder.mkdir()
+    os.chown(folder, _IMAGE_UID, _IMAGE_UID)
+    folder.chmod(0o700)
+    return folder
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -188,3 +198,74 @@ def _image_zombies(pids: set[int]) -> set[int]:
             if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
                 found.add(pid)
     return found
+
+
+def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
+    """A pipeline stage under the production flags and the profile: the output's lock (flock),
+    a torn last line cut (ftruncate), a line per document, JSON on stderr; then a resume."""
+    out = _owned_by_the_image(tmp_path / "out")
+    results = out / "results.jsonl"
+    results.write_text('{"path": "/data/gone.pdf", "sha256": "ab')  # a run killed mid-line
+    os.chown(results, _IMAGE_UID, _IMAGE_UID)
+    command = ["docker", *production_flags(shared, f"{out}:/out"), "batch", "pdf_read", "/data"]
+    command += ["--out", "/out/results.jsonl", "--timeout", "3", "--memory-mb", "256"]
+    first, again = _run(command, 300), _run(command, 300)
+    events = [json.loads(line) for line in first.stderr.splitlines()]
+    lines = {Path(line["path"]).name: line for line in map(json.loads, results.read_text().splitlines())}
+    codes = {name: line["error"]["code"] if line.get("error") else "ok" for name, line in lines.items()}
+    assert first.returncode == 1, first.stderr[-2000:]
+    assert "batch_torn_line_cut" in [event["event"] for event in events]
+    assert codes.pop("bomb.pdf") in {"memory_limit", "decompression_limit"}
+    assert codes.pop("glyphs.pdf") == "ok"
+    assert codes == {
+        "hello.pdf": "ok",
+        "encrypted.pdf": "encrypted",
+        "not-a-pdf.pdf": "not_a_pdf",
+        "fifo.pdf": "not_a_file",
+        "escape.pdf": "path_denied",
+    }
+    assert [page["text"] for page in lines["hello.pdf"]["result"]["pages"]] == HELLO_PAGES
+    [done] = [json.loads(line) for line in again.stderr.splitlines() if '"batch_done"' in line]
+    # Read again: the two that failed before they were opened (no sha256), so never settled.
+    assert again.returncode == 1 and done["outcomes"] == {"skipped": 5, "not_a_file": 1, "path_denied": 1}
+
+
+def test_cache_dir_in_the_container(shared: Path, tmp_path: Path) -> None:
+    """``--cache-dir`` on a writable mount: one container writes the entry (salt, temporary file,
+    rename), the next answers from it."""
+    cache = _owned_by_the_image(tmp_path / "cache")
+    command = ["docker", *production_flags(shared, f"{cache}:/cache"), "call", "pdf_read", "--root", "/data"]
+    command += ["--cache-dir", "/cache", "--json", json.dumps({"path": "hello.pdf"})]
+    runs = [_run(command, 120) for _ in range(2)]
+    audits = [
+        next(json.loads(line) for line in run.stderr.splitlines() if '"tool_call"' in line) for run in runs
+    ]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr[-2000:]
+    assert all("cache_write_failed" not in run.stderr for run in runs)
+    assert audits[0].get("cache") is None and audits[1]["cache"] == "hit"
+    texts = [[page["text"] for page in json.loads(run.stdout)["structuredContent"]["pages"]] for run in runs]
+    assert texts == [HELLO_PAGES, HELLO_PAGES]
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.mark.anyio
+async def test_cache_dir_keeps_to_its_budget_in_the_container(shared: Path, tmp_path: Path) -> None:
+    """Past ``--cache-disk-mb`` the oldest entries are removed (unlink) under the profile, and
+    every call still answers."""
+    cache = _owned_by_the_image(tmp_path / "cache")
+    flags = production_flags(shared, f"{cache}:/cache")
+    args = [*flags, "serve", "--root", "/data", "--cache-dir", "/cache", "--cache-disk-mb", "1"]
+    params = StdioServerParameters(command="docker", args=args, env=dict(os.environ))
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        renders = [
+            await client.call_tool("pdf_render", {"path": "hello.pdf", "page": page, "dpi": dpi})
+            for dpi in (240, 260, 280, 300)
+            for page in range(1, len(HELLO_PAGES) + 1)
+        ]
+    stored = sum(path.stat().st_size for path in cache.iterdir() if not path.name.startswith("."))
+    sizes = [len(render.content[1].data) for render in renders if not render.is_error]
+    assert len(sizes) == len(renders) and sum(sizes) > 1 << 20  # more than the budget was stored
+    assert 0 < stored <= 1 << 20
