@@ -6,7 +6,8 @@ nothing is known of it), while ``ping`` requests go out every millisecond from a
 Prints, over the rounds, the median of each round's slowest ping answered while the call was in
 flight, and the median ping when the server is idle: how long the supervisor's event loop
 (every other call, the protocol itself) waited behind that document. ``--code`` runs another
-checkout's server (``git worktree add /tmp/old HEAD~1``), to compare.
+checkout's server (``git worktree add /tmp/old HEAD~1``), to compare; ``--no-pings`` times the
+call alone.
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ class Pinger:
         self.proc.wait(30)
 
 
-def measure(mb: int = 90, rounds: int = 7, code: Path = ROOT) -> dict[str, float]:
-    """Medians, in ms: the ``pdf_info`` call, each round's slowest ping during it, an idle ping."""
+def measure(mb: int = 90, rounds: int = 7, code: Path = ROOT, *, pings: bool = True) -> dict[str, float]:
+    """Medians, in ms: the ``pdf_info`` call, each round's slowest ping during it (none without
+    ``pings``: the call alone), an idle ping."""
     original = build()["text-10.pdf"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -113,14 +115,14 @@ def measure(mb: int = 90, rounds: int = 7, code: Path = ROOT) -> dict[str, float
                 time.sleep(0.05)
                 started = time.perf_counter()
                 call = server.send("tools/call", {"name": "pdf_info", "arguments": {"path": "big.pdf"}})
-                during = server.pings(call)
+                if pings:
+                    slowest.append(max(server.pings(call)))
                 calls.append((server.wait(call, 60) - started) * 1000)
-                slowest.append(max(during))
         finally:
             server.close()
     return {
         "call_ms": statistics.median(calls),
-        "slowest_ping_ms": statistics.median(slowest),
+        "slowest_ping_ms": statistics.median(slowest) if slowest else float("nan"),
         "idle_ping_ms": statistics.median(idle),
     }
 
@@ -130,12 +132,17 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=90)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--code", type=Path, default=ROOT)
+    parser.add_argument("--no-pings", action="store_true", help="time the call alone")
     args = parser.parse_args()
-    found = measure(args.mb, args.rounds, args.code)
+    found = measure(args.mb, args.rounds, args.code, pings=not args.no_pings)
+    during = (
+        f"slowest ping while it ran {found['slowest_ping_ms']:.1f} ms (each round's slowest, median); "
+        if not args.no_pings
+        else "no pings; "
+    )
     sys.stdout.write(
-        f"{args.mb} MB, {args.rounds} rounds ({args.code}): pdf_info {found['call_ms']:.0f} ms; slowest "
-        f"ping while it ran {found['slowest_ping_ms']:.1f} ms (each round's slowest, median); ping when "
-        f"idle {found['idle_ping_ms']:.2f} ms\n"
+        f"{args.mb} MB, {args.rounds} rounds ({args.code}): pdf_info {found['call_ms']:.0f} ms; {during}"
+        f"ping when idle {found['idle_ping_ms']:.2f} ms\n"
     )
 
 

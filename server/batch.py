@@ -91,15 +91,16 @@ async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
     if isinstance(path, Unlisted):
         error = ToolError("path_denied", f"{str(path.path)!r} cannot be listed ({path.reason})")
         return _failed(job, path.path, error)
+    resolved = str(path.resolve())
     try:
-        document = await job.app.policy.open_path_async(str(path.resolve()))
+        document = await job.app.policy.open_path_async(resolved)
     except ToolError as error:
         return _failed(job, path, error)
     digest = document.sha256
     document.close()
     if digest in job.skip:
         return None
-    arguments = job.arguments | {"path": str(path.resolve())}
+    arguments = job.arguments | {"path": resolved}
     if job.tool == "pdf_read":
         arguments.setdefault("max_chars", MAX_CHARS_CEILING)
     result = await job.app.call_tool(job.tool, arguments)

@@ -26,7 +26,7 @@ import anyio
 
 from server.errors import ToolError
 
-__all__ = ["Document", "PathPolicy"]
+__all__ = ["Document", "PathPolicy", "within"]
 
 _OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _PSEUDO_FILESYSTEMS: Final = ("/proc", "/sys", "/dev")
@@ -56,7 +56,8 @@ def _shown(raw: str) -> str:
     return raw if len(raw) <= _MAX_SHOWN_PATH else raw[:_MAX_SHOWN_PATH] + "..."
 
 
-def _within(path: str, root: str) -> bool:
+def within(path: str, root: str) -> bool:
+    """``path`` is ``root`` or lies under it (both real paths)."""
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
@@ -104,14 +105,14 @@ class PathPolicy:
 
     def _relative(self, real: str) -> str:
         for root in self.roots:
-            if _within(real, root):
+            if within(real, root):
                 return os.path.relpath(real, root)
         return "?"
 
     def resolve(self, raw: str) -> str:
         """The real path of ``raw`` if it lies inside a root; raises path_denied/not_found."""
         path = self._to_path(raw)
-        inside = [real for _root, real in self._candidates(path) if any(_within(real, r) for r in self.roots)]
+        inside = [real for _root, real in self._candidates(path) if any(within(real, r) for r in self.roots)]
         if not inside:
             raise ToolError("path_denied", f"{_shown(raw)!r} is outside the allowed roots")
         for real in inside:
@@ -150,7 +151,7 @@ class PathPolicy:
         """An fd of ``raw`` inside a root, a regular file under the cap: (fd, its fstat, its
         path as shown)."""
         real = self.resolve(raw)
-        if any(_within(real, pseudo) for pseudo in _PSEUDO_FILESYSTEMS):
+        if any(within(real, pseudo) for pseudo in _PSEUDO_FILESYSTEMS):
             raise ToolError("not_a_file", f"{_shown(raw)!r} is on a pseudo filesystem")
         try:
             fd = os.open(real, _OPEN_FLAGS)
@@ -160,7 +161,7 @@ class PathPolicy:
             raise ToolError("path_denied", f"{_shown(raw)!r} cannot be opened ({exc.strerror})") from exc
         try:
             opened = os.readlink(f"/proc/self/fd/{fd}")
-            if not any(_within(opened, root) for root in self.roots):
+            if not any(within(opened, root) for root in self.roots):
                 raise ToolError(
                     "path_denied", f"{_shown(raw)!r} moved outside the allowed roots while opening"
                 )

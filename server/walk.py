@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.paths import within
+
 __all__ = ["Unlisted", "documents", "named_roots"]
 
 
@@ -71,7 +73,7 @@ def _walk(top: Path, walked: set[tuple[int, int]], roots: tuple[str, ...]) -> It
         subdirectories = []
         for entry in entries:
             if _is_dir(entry):
-                if entry.is_symlink() and not _within(os.path.realpath(entry.path), roots):
+                if entry.is_symlink() and not _inside(entry.path, roots):
                     yield Unlisted(Path(entry.path), "a link to a directory outside the allowed roots")
                 else:
                     subdirectories.append(Path(entry.path))
@@ -80,8 +82,9 @@ def _walk(top: Path, walked: set[tuple[int, int]], roots: tuple[str, ...]) -> It
         pending.extend(reversed(subdirectories))
 
 
-def _within(real: str, roots: tuple[str, ...]) -> bool:
-    return any(real == root or real.startswith(root.rstrip("/") + "/") for root in roots)
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    real = os.path.realpath(path)
+    return any(within(real, root) for root in roots)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
