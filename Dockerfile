@@ -30,5 +30,7 @@ WORKDIR /data
 # tini as PID 1 reaps the processes orphaned to it: when a zygote dies, its pre-forked children
 # die with it (their parent-death signal) and are re-parented to PID 1, which the server would
 # never wait for. It passes stdin, stdout and stderr through and forwards signals to the server.
-ENTRYPOINT ["/usr/bin/tini", "--", "pdf-airlock"]
+# The server runs in isolated mode (-I): the served folder is the working directory, and neither
+# it nor a PYTHON* variable given with `docker run -e` can put code on sys.path.
+ENTRYPOINT ["/usr/bin/tini", "--", "/opt/airlock/bin/python", "-I", "-m", "server"]
 CMD ["serve", "--root", "/data"]

@@ -18,8 +18,9 @@ import mcp_types as types
 import structlog
 from pydantic import BaseModel, ValidationError
 
-from server.cache import ResultCache
+from server.cache import ResultCache, prepare_key_file
 from server.config import Settings
+from server.cursor import share_key
 from server.errors import ToolError
 from server.joboutput import JobOutcome, LineFn, ProgressFn
 from server.jobs import classify
@@ -119,7 +120,11 @@ class App:
         self.workers = settings.workers
         self.max_result_bytes = settings.max_result_bytes
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
-        self.cache = ResultCache(settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes)
+        if settings.cache_key_file is not None:  # cursors then pass between processes sharing it
+            share_key(prepare_key_file(settings.cache_key_file, settings.cache_dir))
+        self.cache = ResultCache(
+            settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes, settings.cache_key_file
+        )
         self.selections = SelectionMemo()
         self._tools: list[types.Tool] | None = None
 
@@ -172,6 +177,8 @@ class App:
         on_line: LineFn | None = None,
     ) -> tuple[ModelT, list[str]]:
         # One --timeout per tool call, shared by all the jobs it runs (a split read runs several).
+        # The wall budget is --timeout; while the machine is too busy to give a job its CPU, the
+        # zygote stretches it up to --busy-stretch times (``worker.zygote``, ``_Child``).
         deadline = self.settings.timeout_s
         call_deadline = _DEADLINE.get()
         if call_deadline:
@@ -180,6 +187,7 @@ class App:
                 raise ToolError(
                     "timeout", f"the call did not finish within {self.settings.timeout_s:g} s (--timeout)"
                 )
+        max_wall = deadline + self.settings.timeout_s * (self.settings.busy_stretch - 1)
         limits = job_limits(self.settings)
         sandbox = self.settings.sandbox_spec()
         progress = _PROGRESS.get() if report else None
@@ -193,6 +201,7 @@ class App:
                 document.fd,
                 limits=limits,
                 deadline_s=deadline,
+                max_wall_s=max_wall,
                 sandbox=sandbox,
                 on_progress=progress,
                 on_line=on_line,
@@ -248,6 +257,8 @@ class App:
             return result
         except ToolError as error:
             audit["outcome"] = error.code
+            if error.code == "internal":  # names the parser's exception type and frame, never data
+                audit["internal"] = error.message
             return error_result(error)
         except anyio.get_cancelled_exc_class():
             audit["outcome"] = "cancelled"  # the client cancelled or the server is stopping

@@ -45,7 +45,14 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=float,
         default=float(_env("TIMEOUT", DEFAULTS.timeout_s)),
-        help="wall seconds per job",
+        help="wall seconds per job (on a busy machine, see --busy-stretch)",
+    )
+    parser.add_argument(
+        "--busy-stretch",
+        type=float,
+        default=float(_env("BUSY_STRETCH", DEFAULTS.busy_stretch)),
+        help="while a job gets less than half a CPU because the machine is busy, its --timeout "
+        "is extended, up to this multiple of it (1: never)",
     )
     parser.add_argument(
         "--cpu-seconds", type=int, default=None, help="CPU seconds per job (default: --timeout)"
@@ -74,7 +81,15 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         "--cache-dir",
         type=Path,
         default=Path(_env("CACHE_DIR", "")) if _env("CACHE_DIR", "") else None,
-        help="also keep cached results in this directory, across restarts (created 0700; off by default)",
+        help="also keep cached results in this directory (created 0700; off by default); they last "
+        "across restarts only with --cache-key-file",
+    )
+    parser.add_argument(
+        "--cache-key-file",
+        type=Path,
+        default=Path(_env("CACHE_KEY_FILE", "")) if _env("CACHE_KEY_FILE", "") else None,
+        help="secret that authenticates --cache-dir's entries, kept outside it (read, or created "
+        "0600 if missing); without it the key is random per process and so is the disk cache",
     )
     parser.add_argument(
         "--cache-disk-mb",
@@ -112,6 +127,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
     for flag, value in positive.items():
         if value <= 0:
             _usage(f"{flag} must be positive")
+    if ns.busy_stretch < 1:
+        _usage("--busy-stretch must be at least 1")
     if not 0 <= ns.job_nice <= _MAX_NICE:
         _usage(f"--job-nice must be between 0 and {_MAX_NICE}")
     required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
@@ -120,13 +137,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
         _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
     overrides: dict[str, Any] = {}
     if ns.cache_dir is not None and ns.cache_disk_mb > 0:
-        from server.cache import CacheDirError, prepare_directory
-
-        try:
-            prepare_directory(ns.cache_dir)
-        except CacheDirError as exc:
-            _usage(f"--cache-dir: {exc}")
-        overrides["cache_dir"] = ns.cache_dir.resolve()
+        overrides.update(_cache_overrides(ns.cache_dir, ns.cache_key_file))
+    elif ns.cache_key_file is not None:  # it signs cursors too (``server.cursor.share_key``)
+        overrides.update(_key_file_override(ns.cache_key_file, None))
     if ns.workers > 0:
         overrides["workers"] = ns.workers
     return Settings(
@@ -143,8 +156,33 @@ def _settings(ns: argparse.Namespace) -> Settings:
         require_layers=required,
         net_namespace=ns.net_namespace,
         job_nice=ns.job_nice,
+        busy_stretch=ns.busy_stretch,
         **overrides,
     )
+
+
+def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
+    """Start-up checks of the disk cache: a bad directory or key file is a usage error."""
+    from server.cache import CacheDirError, prepare_directory
+
+    try:
+        prepare_directory(cache_dir)
+    except CacheDirError as exc:
+        _usage(f"--cache-dir: {exc}")
+    overrides = {"cache_dir": cache_dir.resolve()}
+    if key_file is not None:
+        overrides.update(_key_file_override(key_file, overrides["cache_dir"]))
+    return overrides
+
+
+def _key_file_override(key_file: Path, cache_dir: Path | None) -> dict[str, Path]:
+    from server.cache import CacheKeyError, prepare_key_file
+
+    try:
+        prepare_key_file(key_file, cache_dir)
+    except CacheKeyError as exc:
+        _usage(f"--cache-key-file: {exc}")
+    return {"cache_key_file": key_file.absolute()}  # not resolved: a symlink stays refused
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -31,6 +31,7 @@ class _Defaults:
     cache_disk_mb: int = 256
     zygote_start_timeout_s: float = 60.0
     job_nice: int = 10
+    busy_stretch: float = 3.0  # a starved job's wall deadline may grow to this multiple
     batch_max_document_mb: int = 64
     batch_progress_s: float = 10.0  # between ``batch_progress`` events (``server.batchreport``)
 
@@ -59,10 +60,12 @@ class Settings:
     shutdown_grace_s: float = DEFAULTS.shutdown_grace_s
     cache_bytes: int = DEFAULTS.cache_mb * MIB
     cache_dir: Path | None = None
+    cache_key_file: Path | None = None  # the HMAC secret of --cache-dir's entries (``server.cache``)
     cache_disk_bytes: int = DEFAULTS.cache_disk_mb * MIB
     require_layers: tuple[str, ...] = ()
     net_namespace: bool = False
     job_nice: int = DEFAULTS.job_nice
+    busy_stretch: float = DEFAULTS.busy_stretch
 
     def sandbox_spec(self) -> dict[str, object]:
         """What every job asks of its child's sandbox."""

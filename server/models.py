@@ -14,13 +14,12 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    RootModel,
     SecretStr,
     WithJsonSchema,
     model_validator,
 )
 
-from server.schema import drop_titles, inline_refs
+from server.schema import call_schema, inline_refs, result_outline
 from server.untrusted import (
     ActionLocation,
     Annotation,
@@ -95,6 +94,7 @@ __all__ = [
 # Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
 # comma-separated. The worker resolves each part against the document.
 PAGE_SELECTOR_PATTERN = r"^[A-Za-z0-9 ._/()+:,-]*$"
+MAX_SELECTOR_CHARS = 1000
 MAX_CHARS_CEILING = 2_000_000
 MAX_PIXELS_CEILING = 25_000_000
 
@@ -109,27 +109,20 @@ def _page_number_as_selector(value: object) -> object:
 PageSelector = Annotated[
     str,
     BeforeValidator(_page_number_as_selector),
+    # The syntax is told once, in the server's instructions (``server.handshake``).
     WithJsonSchema(
         {
             "anyOf": [
-                {"type": "string", "maxLength": 1000, "pattern": PAGE_SELECTOR_PATTERN},
+                {"type": "string", "maxLength": MAX_SELECTOR_CHARS, "pattern": PAGE_SELECTOR_PATTERN},
                 {"type": "integer"},
             ],
-            "description": (
-                "Pages, 1-based: '1-3,7', '10-' (to the end), 'all', or one page number; page labels "
-                "as a viewer shows them also work ('iv', 'iii-v', 'A-1')."
-            ),
-            "examples": ["1-3,7", 2, "iv"],
+            "description": "e.g. '1-3,7' or 'iv'; default all",
         }
     ),
-    Field(
-        max_length=1000,
-        pattern=PAGE_SELECTOR_PATTERN,
-        description="Pages to include, 1-based: '1-3,7', '10-' (to the end), 'all', or page labels ('iv').",
-        examples=["1-3,7"],
-    ),
+    Field(max_length=MAX_SELECTOR_CHARS, pattern=PAGE_SELECTOR_PATTERN),
 ]
-Cursor = Annotated[str, Field(max_length=512, description="Opaque cursor from a previous answer.")]
+# The cursor rule is told once, in the server's instructions.
+Cursor = Annotated[str, Field(max_length=512)]
 
 
 class _Strict(BaseModel):
@@ -139,20 +132,22 @@ class _Strict(BaseModel):
 class DocumentInput(_Strict):
     """Where the document comes from: exactly one of ``path`` and ``data``."""
 
-    path: str | None = Field(
-        None,
-        max_length=4096,
-        description="File path or file:// URI, absolute or relative to a configured root.",
-        examples=["report.pdf"],
-    )
-    data: str | None = Field(None, description="The whole document as base64, instead of a path.")
-    password: SecretStr | None = Field(None, max_length=1024, description="Password of an encrypted PDF.")
+    path: str | None = Field(None, max_length=4096)
+    data: str | None = None
+    password: SecretStr | None = Field(None, max_length=1024)
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
         if (self.path is None) == (self.data is None):
             raise ValueError("give exactly one of 'path' and 'data'")
         return self
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The published ``inputSchema`` (``server.schema.call_schema``): pydantic's schema
+        written out, compact, without string length caps and with optional arguments as their
+        own type. The model, not this schema, validates every call."""
+        return call_schema(inline_refs(super().model_json_schema(*args, **kwargs)))
 
 
 class PdfInfoInput(DocumentInput):
@@ -166,44 +161,32 @@ READ_ENGINES: Final[tuple[ReadEngine, ...]] = get_args(ReadEngine)
 
 class PdfReadInput(DocumentInput):
     pages: PageSelector | None = None
-    engine: ReadEngine = Field(
-        "fast", description="'fast' (PDFium) or 'layout' (pdfminer.six layout analysis, reading order)."
-    )
-    max_chars: int = Field(
-        100_000, ge=1, le=MAX_CHARS_CEILING, description="Most characters of text in one answer; see cursor."
-    )
+    engine: ReadEngine = "fast"
+    max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
     cursor: Cursor | None = None
 
 
 class PdfOutlineInput(DocumentInput):
-    max_depth: int = Field(16, ge=1, le=64, description="Deepest outline level to return.")
-    max_items: int = Field(1000, ge=1, le=10_000, description="Most outline items in one answer; see cursor.")
+    max_depth: int = Field(16, ge=1, le=64)
+    max_items: int = Field(1000, ge=1, le=10_000)
     cursor: Cursor | None = None
 
 
 class PdfAttachmentsInput(DocumentInput):
-    extract: str | None = Field(
-        None,
-        max_length=1000,
-        description="Name of one attachment (as listed) to return as base64; never parsed.",
-    )
-    max_bytes: int = Field(
-        10 * 1024 * 1024, ge=1, le=10 * 1024 * 1024, description="Largest attachment that may be extracted."
-    )
-    max_items: int = Field(
-        1000, ge=1, le=1000, description="Most attachments listed in one answer; see cursor."
-    )
+    extract: str | None = Field(None, max_length=1000, description="name of one to return")
+    max_bytes: int = Field(10 * 1024 * 1024, ge=1, le=10 * 1024 * 1024, description="largest to extract")
+    max_items: int = Field(1000, ge=1, le=1000)
     cursor: Cursor | None = None
 
 
 class PdfAnnotationsInput(DocumentInput):
     pages: PageSelector | None = None
-    max_items: int = Field(2000, ge=1, le=20_000, description="Most annotations in one answer; see cursor.")
+    max_items: int = Field(2000, ge=1, le=20_000)
     cursor: Cursor | None = None
 
 
 class PdfFormsInput(DocumentInput):
-    max_items: int = Field(2000, ge=1, le=20_000, description="Most form fields in one answer; see cursor.")
+    max_items: int = Field(2000, ge=1, le=20_000)
     cursor: Cursor | None = None
 
 
@@ -212,46 +195,33 @@ class PdfSecurityInput(DocumentInput):
 
 
 class PdfSearchInput(DocumentInput):
-    query: str = Field(min_length=1, max_length=1000, description="Text to find, or a regular expression.")
-    regex: bool = Field(False, description="Treat query as a regular expression (Python 're' syntax).")
+    query: str = Field(min_length=1, max_length=1000)
+    regex: bool = False
     case_sensitive: bool = False
-    whole_word: bool = Field(False, description="Match only where no letter or digit touches either end.")
+    whole_word: bool = False
     pages: PageSelector | None = None
-    context_chars: int = Field(80, ge=0, le=1000, description="Characters of context before and after.")
-    max_results: int = Field(100, ge=1, le=1000, description="Most hits in one answer; see cursor.")
-    time_budget_ms: int = Field(
-        2000,
-        ge=10,
-        le=30_000,
-        description="Time the search may take in all; past it the call fails (timeout).",
-    )
+    context_chars: int = Field(80, ge=0, le=1000)
+    max_results: int = Field(100, ge=1, le=1000)
+    time_budget_ms: int = Field(2000, ge=10, le=30_000)
     cursor: Cursor | None = None
 
 
 class PdfRenderInput(DocumentInput):
-    page: PageSelector = Field("1", description="One page: a number or a page label.", examples=[1, "iv"])
-    dpi: int = Field(
-        110, ge=18, le=600, description="Resolution; lowered (with a warning) to fit max_pixels."
-    )
-    max_pixels: int = Field(
-        4_000_000, ge=10_000, le=MAX_PIXELS_CEILING, description="Largest image, in pixels (width x height)."
-    )
+    page: PageSelector = Field("1", description="one page: number or label")
+    dpi: int = Field(110, ge=18, le=600)
+    max_pixels: int = Field(4_000_000, ge=10_000, le=MAX_PIXELS_CEILING, description="width x height")
 
 
 class ImageRef(_Strict):
-    page: int = Field(ge=1, description="Page number as listed.")
-    name: str = Field(
-        min_length=1, max_length=600, description="Image name as listed, e.g. 'Im0' or 'Fm0/Im1'."
-    )
+    page: int = Field(ge=1)
+    name: str = Field(min_length=1, max_length=600)
 
 
 class PdfImagesInput(DocumentInput):
     pages: PageSelector | None = None
-    max_items: int = Field(500, ge=1, le=5000, description="Most images listed in one answer; see cursor.")
-    extract: ImageRef | None = Field(None, description="One listed image to return as a PNG image block.")
-    max_pixels: int = Field(
-        4_000_000, ge=1, le=MAX_PIXELS_CEILING, description="Largest image that may be extracted, in pixels."
-    )
+    max_items: int = Field(500, ge=1, le=5000)
+    extract: ImageRef | None = None
+    max_pixels: int = Field(4_000_000, ge=1, le=MAX_PIXELS_CEILING, description="largest to extract")
     cursor: Cursor | None = None
 
 
@@ -259,8 +229,9 @@ class PdfImagesInput(DocumentInput):
 
 
 class _Source(BaseModel):
-    source: str = Field(description="The document as given: path relative to its root, or '<inline data>'.")
-    sha256: str = Field(description="SHA-256 of the document's bytes.")
+    # Field prose is published only where a name and a type do not say it (``server.schema``).
+    source: str
+    sha256: str
     size_bytes: int
 
 
@@ -270,19 +241,15 @@ class PdfInfoOutput(_Source):
     encrypted: bool
     encryption: EncryptionInfo | None
     producer: str | None
-    metadata: dict[str, str] = Field(description="The Info dictionary.")
-    xmp: dict[str, str] | None = Field(description="XMP properties ('dc:title', ...); null without XMP.")
-    metadata_conflicts: list[MetadataConflict] = Field(
-        description="Facts the Info dictionary and XMP state differently (a viewer may show either)."
-    )
-    features: Features | None = Field(description="null when only PDFium could read the document.")
-    repair: RepairReport | None = Field(description="What qpdf repaired to read the file; null as above.")
-    tokens_estimate: int = Field(description="Sum of tokens_estimate over the pages in this answer.")
-    scanned_pages: int = Field(description="Pages in this answer that look scanned.")
-    pages: list[PageInfo] = Field(
-        description="Per-page summary of the selected pages (up to 1000 per answer)."
-    )
-    cursor: str | None = Field(description="Pass back to get the next part of the page list; null when done.")
+    metadata: dict[str, str]
+    xmp: dict[str, str] | None
+    metadata_conflicts: list[MetadataConflict]
+    features: Features | None
+    repair: RepairReport | None
+    tokens_estimate: int
+    scanned_pages: int
+    pages: list[PageInfo]
+    cursor: str | None
     warnings: list[str]
 
 
@@ -291,54 +258,50 @@ class PdfReadOutput(_Source):
     page_count: int
     selected_pages: int
     pages: list[PageText]
-    cursor: str | None = Field(
-        description="Pass back (same arguments) to continue; null when all text is here."
-    )
+    cursor: str | None
     warnings: list[str]
 
 
 class PdfOutlineOutput(_Source):
-    items: list[OutlineItem] = Field(description="Bookmarks in reading order; 'level' gives the nesting.")
-    truncated: bool = Field(description="True when items deeper than max_depth were left out.")
-    cursor: str | None = Field(description="Pass back (same arguments) for more items; null when done.")
+    items: list[OutlineItem]
+    truncated: bool
+    cursor: str | None
     warnings: list[str]
 
 
 class PdfAttachmentsOutput(_Source):
     attachments: list[Attachment]
-    extracted: ExtractedFile | None = Field(description="The attachment named by 'extract', base64-encoded.")
-    cursor: str | None = Field(description="Pass back (same arguments) for more attachments; null when done.")
+    extracted: ExtractedFile | None
+    cursor: str | None
     warnings: list[str]
 
 
 class PdfAnnotationsOutput(_Source):
     annotations: list[Annotation]
-    cursor: str | None = Field(description="Pass back (same arguments) for more annotations; null when done.")
+    cursor: str | None
     warnings: list[str]
 
 
 class PdfFormsOutput(_Source):
     fields: list[FormField]
-    xfa: bool = Field(description="The form also carries XFA (an XML form a PDF reader may render instead).")
-    cursor: str | None = Field(description="Pass back (same arguments) for more fields; null when done.")
+    xfa: bool
+    cursor: str | None
     warnings: list[str]
 
 
 class PdfSecurityOutput(_Source):
     risk: Literal["low", "medium", "high"] = Field(
-        description="high: JavaScript, Launch, form submission/import, rich media or XFA; medium: links out, "
-        "embedded files, hidden text or a partial signature; low: none of these."
+        description="high: JavaScript, Launch, submit/import, rich media, XFA; medium: links out, "
+        "attachments, hidden text, partial signature"
     )
     reasons: list[str]
-    actions: dict[str, int] = Field(
-        description="Count of each action type found anywhere a reader triggers one."
-    )
+    actions: dict[str, int] = Field(description="count per action type")
     locations: list[ActionLocation]
     xfa: bool
     rich_media: int
     embedded_files: int
     encryption: SecurityEncryption | None
-    incremental_updates: int = Field(description="Revisions appended after the first save.")
+    incremental_updates: int
     signatures: list[Signature]
     hidden_text: HiddenText
     warnings: list[str]
@@ -347,9 +310,9 @@ class PdfSecurityOutput(_Source):
 class PdfSearchOutput(_Source):
     page_count: int
     selected_pages: int
-    pages_searched: int = Field(description="Pages searched by this answer.")
-    hits: list[SearchHit] = Field(description="Hits in page order, then in reading order on the page.")
-    cursor: str | None = Field(description="Pass back (same arguments) for more hits; null when done.")
+    pages_searched: int
+    hits: list[SearchHit]
+    cursor: str | None
     warnings: list[str]
 
 
@@ -364,8 +327,8 @@ class PdfRenderOutput(_Source):
     page: int
     label: str
     page_count: int
-    dpi: float = Field(description="The resolution actually used (lower than asked if max_pixels required).")
-    image: PngImage = Field(description="The PNG itself is the image block in 'content'.")
+    dpi: float
+    image: PngImage
     warnings: list[str]
 
 
@@ -378,10 +341,8 @@ class PdfImagesOutput(_Source):
     page_count: int
     selected_pages: int
     images: list[ImageInfo]
-    extracted: ExtractedImageInfo | None = Field(
-        description="The image named by 'extract'; its PNG is the image block in 'content'."
-    )
-    cursor: str | None = Field(description="Pass back (same arguments) for more images; null when done.")
+    extracted: ExtractedImageInfo | None
+    cursor: str | None
     warnings: list[str]
 
 
@@ -398,10 +359,16 @@ class ToolErrorOutput(BaseModel):
     error: ErrorInfo
 
 
+# Every result has them: the server's instructions say so once (``server.handshake``).
+_SOURCE_FIELDS: Final = frozenset(_Source.model_fields)
+
+
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The published outputSchema: the tool's result or the error envelope. Some clients (the
-    TypeScript SDK) validate ``structuredContent`` even when ``isError`` is true. Written out
-    without ``$ref``s (``server.schema``): cheaper for a client to check on every answer; and
-    without titles, as every published schema."""
-    union: type[RootModel[Any]] = RootModel[model | ToolErrorOutput]  # type: ignore[valid-type]
-    return drop_titles(inline_refs({"type": "object", **union.model_json_schema()}))
+    """The published outputSchema: the outline of the tool's result (``server.schema``): its own
+    top-level properties and their types (the document's ``source``, ``sha256`` and
+    ``size_bytes``, the same in every result, are told once in the instructions), nested objects
+    by the keys they always have. No top-level ``required``, so a failed call's
+    ``{"error": {...}}`` (``ToolErrorOutput``) is valid against it too: some clients (the
+    TypeScript SDK) check ``structuredContent`` even when ``isError`` is true. The model itself
+    stays the validator of every result."""
+    return result_outline(model.model_json_schema(), leave_out=_SOURCE_FIELDS)

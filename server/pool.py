@@ -31,6 +31,7 @@ import itertools
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -58,7 +59,16 @@ _BACKOFF_FIRST_S: Final = 0.1
 _BACKOFF_MAX_S: Final = 5.0
 _HEALTHY_UPTIME_S: Final = 10.0
 _MAX_STDERR_LINE: Final = 2000
-ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", "PYTHONPATH", "PDF_AIRLOCK_TEST_HOOKS")
+# The zygote's whole environment: locale and time zone, and the test-only switch (docs/security.md).
+# Nothing else of the caller's environment reaches it; PYTHON* variables are ignored anyway (-I).
+TEST_HOOKS_ENV: Final = "PDF_AIRLOCK_TEST_HOOKS"
+STRICT_LOADS_ENV: Final = "PDF_AIRLOCK_STRICT_LOADS"  # worker.strict_loads: the test suite sets it
+ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", TEST_HOOKS_ENV, STRICT_LOADS_ENV)
+# Isolated mode: neither the working directory nor the script's folder on sys.path, no PYTHON*
+# variables, no user site-packages. Only the installed package and its dependencies can load.
+ZYGOTE_INTERPRETER_FLAGS: Final = ("-I",)
+# A fixed working directory: nothing relative resolves inside the folder the server started in.
+ZYGOTE_CWD: Final = "/"
 
 
 _SEND_ATTEMPTS: Final = 2
@@ -149,20 +159,25 @@ class Pool:
     async def _spawn(self) -> ZygoteLink:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {key: os.environ[key] for key in ZYGOTE_ENV_KEYS if key in os.environ}
+        if env.get(TEST_HOOKS_ENV) == "1":
+            log.warning("test_hooks_enabled", detail="escape and fault job kinds are available")
         try:
             process = await anyio.open_process(
                 [
                     *self.command_prefix,
                     sys.executable,
+                    *ZYGOTE_INTERPRETER_FLAGS,
                     "-m",
                     "worker.zygote",
                     str(theirs.fileno()),
                     str(self.spares),
                 ],
-                stdin=None,
-                stdout=None,
-                stderr=-1,
+                # Only the control socket and a stderr pipe: never the protocol's stdin/stdout.
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
                 pass_fds=(theirs.fileno(),),
+                cwd=ZYGOTE_CWD,
                 env=env,
             )
         finally:
@@ -278,6 +293,7 @@ class Pool:
         *,
         limits: dict[str, int],
         deadline_s: float,
+        max_wall_s: float | None = None,
         sandbox: dict[str, Any] | None = None,
         on_progress: ProgressFn | None = None,
         on_line: LineFn | None = None,
@@ -287,7 +303,9 @@ class Pool:
         ``on_progress`` gets the child's progress lines, ``on_line`` its stream lines (see
         ``server.joboutput.ProgressLines``), both before the envelope. ``on_start`` gets the job's
         id once a child has the job: a job the caller abandons (cancelled, or not needed any more)
-        is killed, and its exit report is still logged under that id (``job_exit``)."""
+        is killed, and its exit report is still logged under that id (``job_exit``).
+        ``deadline_s`` is the job's wall budget; the zygote extends it while the job is starved of
+        CPU by a busy machine, up to ``max_wall_s`` (default: no extension)."""
         if self._admitted >= self.workers + self.queue_depth:
             raise ToolError(
                 "overloaded",
@@ -309,6 +327,7 @@ class Pool:
                             input_fd,
                             limits=limits,
                             deadline_s=deadline_s,
+                            max_wall_s=max(deadline_s, max_wall_s or deadline_s),
                             sandbox=sandbox or {},
                             on_progress=on_progress,
                             on_line=on_line,
@@ -344,6 +363,7 @@ class Pool:
         *,
         limits: dict[str, int],
         deadline_s: float,
+        max_wall_s: float,
         sandbox: dict[str, Any],
         on_progress: ProgressFn | None,
         on_line: LineFn | None,
@@ -364,7 +384,8 @@ class Pool:
                     "limits": limits,
                     "sandbox": sandbox,
                 }
-                self._deliver(zygote, job, spec_key(limits, sandbox), deadline_s, [input_fd, write_fd])
+                deadlines = {"deadline_s": deadline_s, "max_wall_s": max_wall_s}
+                self._deliver(zygote, job, spec_key(limits, sandbox), deadlines, [input_fd, write_fd])
             except OSError as exc:
                 zygote.alive = False  # a zygote we cannot talk to is restarted
                 self._kill_zygote(zygote)
@@ -376,7 +397,7 @@ class Pool:
             max_bytes = int(limits["max_result_bytes"])
             sent = time.monotonic()
             envelope = None
-            with anyio.move_on_after(deadline_s + 2 * self.kill_grace_s) as scope:
+            with anyio.move_on_after(max_wall_s + 2 * self.kill_grace_s) as scope:
                 output, overflow = await self._read_output(
                     zygote, job_id, read_fd, max_bytes, ProgressLines(on_progress, on_line)
                 )
@@ -414,7 +435,7 @@ class Pool:
         return reaped_outcome(pending, output, overflow)
 
     def _deliver(
-        self, zygote: ZygoteLink, job: dict[str, Any], spec: str, deadline_s: float, fds: list[int]
+        self, zygote: ZygoteLink, job: dict[str, Any], spec: str, deadlines: dict[str, float], fds: list[int]
     ) -> None:
         """Straight to an idle spare made for ``spec`` (then tell the zygote), else through the
         zygote. Synchronous: no other job's hand-over or spec change can come in between."""
@@ -423,10 +444,10 @@ class Pool:
             pid = zygote.spares.hand_over(spec, json.dumps(job, separators=(",", ":")).encode(), fds)
         if pid is None:
             generation = zygote.spares.use_spec(spec)
-            zygote.send(job | {"deadline_s": deadline_s, "generation": generation}, fds)
+            zygote.send(job | deadlines | {"generation": generation}, fds)
             return
         zygote.pending[job["id"]].pid = pid
-        zygote.send({"op": "assigned", "id": job["id"], "pid": pid, "deadline_s": deadline_s})
+        zygote.send({"op": "assigned", "id": job["id"], "pid": pid, **deadlines})
 
     def kill_now(self) -> None:
         """Kill the zygote (its children die with it); for an immediate exit."""

@@ -513,8 +513,8 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_info",
             title="PDF document info",
             description=(
-                "Page count, PDF version, encryption, Info metadata, producer, and per-page size, "
-                "rotation and whether the page has a text layer. Parsed in a sandbox."
+                "Page count, version, encryption, metadata, features, repairs; per page: size (pt), "
+                "rotation, label, chars, token estimate, scanned."
             ),
             input_model=PdfInfoInput,
             output_model=PdfInfoOutput,
@@ -525,9 +525,9 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_read",
             title="Read PDF text",
             description=(
-                "Text of the selected pages ('1-3,7'), page by page. At most max_chars characters per "
-                "answer; a cursor continues where the answer stopped. engine='layout' follows reading "
-                "order across columns (slower). Parsed in a sandbox."
+                "Text of the selected pages; engine layout follows reading order (slower). Both engines join "
+                "words hyphenated across line breaks and write ligatures (ﬁ, ﬂ) as letters. Each page has "
+                "text_layer ok/none/unusable; warnings say what to do."
             ),
             input_model=PdfReadInput,
             output_model=PdfReadOutput,
@@ -537,10 +537,7 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             name="pdf_outline",
             title="PDF bookmarks",
-            description=(
-                "The outline (bookmarks) in reading order with nesting level, target page and page "
-                "label; depth and size capped. Parsed in a sandbox."
-            ),
+            description="Bookmarks in reading order: title, level, target page and label, action.",
             input_model=PdfOutlineInput,
             output_model=PdfOutlineOutput,
             run=pdf_outline,
@@ -550,9 +547,8 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_attachments",
             title="PDF attachments",
             description=(
-                "Embedded files: stored and safe names, size, MIME type, sha256, dates, a flag for "
-                "names that climb directories; with 'extract', one file's bytes as base64 (never "
-                "parsed). Parsed in a sandbox."
+                "Embedded files: names, size, MIME type, sha256, dates, path_traversal flag; extract returns "
+                "one as base64 (never parsed)."
             ),
             input_model=PdfAttachmentsInput,
             output_model=PdfAttachmentsOutput,
@@ -563,9 +559,8 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_annotations",
             title="PDF annotations and links",
             description=(
-                "Annotations of the selected pages: type, rectangle, contents, hidden flag, and for "
-                "links the URI, the internal target page or the action kind (never followed). "
-                "Parsed in a sandbox."
+                "Annotations of the selected pages: subtype, rect, contents, hidden; links' URI, target page "
+                "or action (never followed)."
             ),
             input_model=PdfAnnotationsInput,
             output_model=PdfAnnotationsOutput,
@@ -576,8 +571,7 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_forms",
             title="PDF form fields",
             description=(
-                "AcroForm fields: full name, type, value, options, flags, page and rectangle, and "
-                "whether XFA is present. Parsed in a sandbox."
+                "AcroForm fields (name, type, value, options, flags, page, rect) and whether XFA is present."
             ),
             input_model=PdfFormsInput,
             output_model=PdfFormsOutput,
@@ -588,11 +582,9 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_security",
             title="PDF active-content inventory",
             description=(
-                "Triage before trusting a document: JavaScript and actions (open, page, annotation, "
-                "field, name tree), Launch/URI/SubmitForm/ImportData, rich media, XFA, embedded "
-                "files, encryption, incremental updates, signatures and their coverage, and text a "
-                "reader would not see (invisible, white, off-page: a prompt-injection signal), with "
-                "a risk summary. Nothing is executed. Parsed in a sandbox."
+                "Triage a PDF before trusting it: JavaScript and other actions, rich media, XFA, "
+                "attachments, encryption, incremental updates, signatures, hidden text (invisible, "
+                "white, off-page: a prompt-injection signal). Nothing runs."
             ),
             input_model=PdfSecurityInput,
             output_model=PdfSecurityOutput,
@@ -603,10 +595,9 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_search",
             title="Search PDF text",
             description=(
-                "Find a word, phrase or regular expression in the text of the selected pages: page, "
-                "page label, matched text, context, and boxes on the page per hit. Options: "
-                "case_sensitive, whole_word; at most max_results per answer, a cursor continues; "
-                "the search has a time budget. Parsed in a sandbox."
+                "Find text or a Python regex on the selected pages: per hit page, label, text, context, "
+                "rects [left, bottom, right, top] in PDF points. Words hyphenated across line breaks "
+                "and ligatures (ﬁ, ﬂ) match as plain letters."
             ),
             input_model=PdfSearchInput,
             output_model=PdfSearchOutput,
@@ -617,9 +608,8 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_render",
             title="Render a PDF page",
             description=(
-                "One page (number or label) as a PNG image, for reading figures, scans and layout. "
-                "dpi is lowered, with a warning, to stay within max_pixels. No JavaScript runs. "
-                "Rendered in a sandbox."
+                "One page as a PNG image block (scans, figures, unusable text); dpi is lowered, with a "
+                "warning, to fit max_pixels."
             ),
             input_model=PdfRenderInput,
             output_model=PdfRenderOutput,
@@ -630,9 +620,8 @@ TOOLS: dict[str, ToolSpec] = {
             name="pdf_images",
             title="PDF images",
             description=(
-                "Images on the selected pages (also inside forms): size, colour space, bits, "
-                "filters, masks; with 'extract' {page, name}, that image decoded to a PNG image "
-                "block if it is within max_pixels. Parsed in a sandbox."
+                "Images on the selected pages, also inside forms: size, colour space, bits, filters, masks; "
+                "extract returns one as a PNG image block."
             ),
             input_model=PdfImagesInput,
             output_model=PdfImagesOutput,

@@ -301,7 +301,15 @@ class _TwoEnded:
             self.done = True
 
     def _take(self, page: StreamedPage, text: str, *, complete: bool) -> None:
-        self.pages.append({"page": page.page, "text": text, "offset": page.offset, "complete": complete})
+        self.pages.append(
+            {
+                "page": page.page,
+                "text": text,
+                "offset": page.offset,
+                "complete": complete,
+                "text_layer": page.text_layer,
+            }
+        )
 
     def backward_useless(self) -> bool:
         """True when, at the average page size so far, the forward child will spend max_chars

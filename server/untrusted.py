@@ -136,11 +136,17 @@ class PageCountUntrusted(_UntrustedModel):
     page_count: int = Field(ge=0, le=10_000_000)
 
 
+TextLayer = Literal["ok", "none", "unusable"]
+
+
 class PageText(_UntrustedModel):
     page: int = Field(ge=1)
     text: str
     offset: int = Field(ge=0, description="Character offset in the page where this text starts.")
     complete: bool = Field(description="False when the page continues in the next answer (see cursor).")
+    text_layer: TextLayer = Field(
+        description="ok; none (no text: a scan? see warnings); unusable (glyph codes without Unicode)."
+    )
 
 
 class ReadPosition(_UntrustedModel):
@@ -172,6 +178,7 @@ class StreamedPage(_UntrustedModel):
     text: str
     offset: int = Field(ge=0, le=_MAX_OFFSET)
     complete: bool
+    text_layer: TextLayer
     warnings: list[Bounded] = Field(max_length=100)
 
 

@@ -154,7 +154,9 @@ def _log_late_exit(job_id: int, pending: Pending, message: dict[str, Any]) -> No
 def reaped_outcome(pending: Pending, output: bytes, overflow: bool) -> JobOutcome:
     """The outcome of a job whose exit report arrived (or whose zygote died) before its answer."""
     if pending.refused:
-        raise ToolError("internal", f"the worker does not run jobs of kind {pending.kind!r}")
+        raise ToolError(
+            "internal", f"the worker refused a job of kind {pending.kind!r} (unknown, or test-only)"
+        )
     if pending.failure is not None and not pending.started:
         raise NotDelivered
     if pending.failure is not None or pending.exit_message is None:

@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 
 sys.path.insert(0, str(Path(__file__).parent))
+# Every zygote a test starts fails a job loudly on any lazy load after sandboxing
+# (worker.strict_loads): the warm-up must preload whatever a parser needs.
+os.environ["PDF_AIRLOCK_STRICT_LOADS"] = "1"
 
 import pdfs
 
@@ -97,6 +100,7 @@ def server_command(root: Path, *extra: str) -> list[str]:
 async def connect(root: Path, *extra: str, mode: str = "legacy") -> AsyncIterator[Client]:
     """The real ``mcp`` client, spawning the real server over stdio."""
     command = server_command(root, *extra)
-    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(PROJECT))
+    env = {**get_default_environment(), "PDF_AIRLOCK_STRICT_LOADS": "1"}
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(PROJECT), env=env)
     async with Client(params, mode=mode, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
         yield client

@@ -112,12 +112,13 @@ def test_batch_follows_cursors_to_the_whole_result(docs: Path, tmp_path: Path) -
 
 def test_batch_stops_at_the_document_cap_with_the_cursor(docs: Path, tmp_path: Path) -> None:
     _, [whole] = run_json(tmp_path / "whole.jsonl", docs / "long.pdf", tool="pdf_read", arguments={})
+    key = tmp_path / "state.key"  # shared by the batch and the later call: cursors pass between them
     run, [capped] = run_json(
         tmp_path / "capped.jsonl",
         docs / "long.pdf",
         tool="pdf_read",
         arguments={"max_chars": 700},
-        extra=("--max-document-mb", "0.002"),
+        extra=("--max-document-mb", "0.002", "--cache-key-file", str(key)),
     )
     assert run.returncode == 1 and outcomes(run) == {"incomplete": 1}
     assert capped["ok"] is True and capped["complete"] is False
@@ -126,10 +127,14 @@ def test_batch_stops_at_the_document_cap_with_the_cursor(docs: Path, tmp_path: P
     assert 2 <= len(pages) < 20
     assert [page["text"] for page in pages[:-1]] == texts[: len(pages) - 1]
     assert texts[len(pages) - 1].startswith(pages[-1]["text"])
-    # The cursor goes on from there, in any later call.
+    # The cursor goes on from there, in a later call that shares the key file (and only there).
     arguments = {"path": "long.pdf", "max_chars": 100_000, "cursor": capped["result"]["cursor"]}
     command = [sys.executable, "-m", "server", "call", "pdf_read", "--root", str(docs)]
     command += ["--log-level", "error", "--json", json.dumps(arguments)]
+    stranger = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=False)
+    refused = json.loads(stranger.stdout)["structuredContent"]["error"]
+    assert refused["code"] == "invalid_arguments" and "not one this server issued" in refused["message"]
+    command += ["--cache-key-file", str(key)]
     rest = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=True)
     more = json.loads(rest.stdout)["structuredContent"]["pages"]
     cut = pages[-1]

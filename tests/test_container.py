@@ -28,7 +28,7 @@ pytestmark = [
 ]
 
 IMAGE = os.environ.get("PDF_AIRLOCK_IMAGE", "pdf-airlock")
-_IMAGE_UID = 10001  # the Dockerfile's runtime user
+IMAGE_UID = 10001  # the Dockerfile's runtime user
 SECCOMP = os.environ.get("PDF_AIRLOCK_SECCOMP", str(PROJECT / "seccomp" / "profile.json"))
 
 
@@ -45,7 +45,7 @@ def production_flags(docs: Path, *volumes: str) -> list[str]:
 def _owned_by_the_image(folder: Path) -> Path:
     """A writable mount for the image's user (uid 10001, mode 0700 as the cache requires)."""
     folder.mkdir()
-    os.chown(folder, _IMAGE_UID, _IMAGE_UID)
+    os.chown(folder, IMAGE_UID, IMAGE_UID)
     folder.chmod(0o700)
     return folder
 
@@ -149,7 +149,7 @@ def _idle_spares() -> set[int]:
     return {
         process.pid
         for process in psutil.process_iter(["name", "uids"])
-        if process.info["name"] == "airlock-spare" and process.info["uids"].real == _IMAGE_UID
+        if process.info["name"] == "airlock-spare" and process.info["uids"].real == IMAGE_UID
     }
 
 
@@ -158,7 +158,7 @@ async def _job_niceness(found: list[int]) -> None:
     with anyio.fail_after(20):
         while not found:
             for process in psutil.process_iter(["name", "uids", "nice"]):
-                if process.info["name"] == "airlock-job" and process.info["uids"].real == _IMAGE_UID:
+                if process.info["name"] == "airlock-job" and process.info["uids"].real == IMAGE_UID:
                     found.append(process.info["nice"])
                     return
             await anyio.sleep(0.02)
@@ -206,7 +206,7 @@ def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
     out = _owned_by_the_image(tmp_path / "out")
     results = out / "results.jsonl"
     results.write_text('{"path": "/data/gone.pdf", "sha256": "ab')  # a run killed mid-line
-    os.chown(results, _IMAGE_UID, _IMAGE_UID)
+    os.chown(results, IMAGE_UID, IMAGE_UID)
     command = ["docker", *production_flags(shared, f"{out}:/out"), "batch", "pdf_read", "/data"]
     command += ["--out", "/out/results.jsonl", "--timeout", "3", "--memory-mb", "256"]
     first, again = _run(command, 300), _run(command, 300)
@@ -231,18 +231,23 @@ def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
 
 
 def test_cache_dir_in_the_container(shared: Path, tmp_path: Path) -> None:
-    """``--cache-dir`` on a writable mount: one container writes the entry (salt, temporary file,
-    rename), the next answers from it."""
-    cache = _owned_by_the_image(tmp_path / "cache")
-    command = ["docker", *production_flags(shared, f"{cache}:/cache"), "call", "pdf_read", "--root", "/data"]
-    command += ["--cache-dir", "/cache", "--json", json.dumps({"path": "hello.pdf"})]
+    """``--cache-dir`` and ``--cache-key-file`` side by side on a writable mount: one container
+    makes the directory, the key file and the entry (temporary file, rename), the next reads the
+    key and answers from the entry."""
+    state = _owned_by_the_image(tmp_path / "state")
+    flags = production_flags(shared, f"{state}:/state")
+    command = ["docker", *flags, "call", "pdf_read", "--root", "/data", "--cache-dir", "/state/cache"]
+    command += ["--cache-key-file", "/state/cache.key", "--json", json.dumps({"path": "hello.pdf"})]
     runs = [_run(command, 120) for _ in range(2)]
     audits = [
         next(json.loads(line) for line in run.stderr.splitlines() if '"tool_call"' in line) for run in runs
     ]
     assert [run.returncode for run in runs] == [0, 0], runs[0].stderr[-2000:]
     assert all("cache_write_failed" not in run.stderr for run in runs)
+    assert all("cache_entry_rejected" not in run.stderr for run in runs)
     assert audits[0].get("cache") is None and audits[1]["cache"] == "hit"
+    key = (state / "cache.key").stat()
+    assert (key.st_uid, key.st_mode & 0o777, key.st_size) == (IMAGE_UID, 0o600, 32)
     texts = [[page["text"] for page in json.loads(run.stdout)["structuredContent"]["pages"]] for run in runs]
     assert texts == [HELLO_PAGES, HELLO_PAGES]
 

@@ -122,6 +122,6 @@ def test_oversized_line_gets_a_clear_error(pipe: Pipe) -> None:
     pipe.write(b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "pad": "' + b"x" * (cap + 10) + b'"}\n')
     assert pipe.proc.stdout is not None
     error = json.loads(pipe.proc.stdout.readline())
-    assert error["id"] is None and error["error"]["code"] == -32600
+    assert error["id"] == 5 and error["error"]["code"] == -32600
     assert str(cap) in error["error"]["message"]
     pipe.ping()

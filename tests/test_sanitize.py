@@ -6,7 +6,8 @@ import base64
 
 import pytest
 
-from server.sanitize import clean_text
+import server.sanitize as sanitize
+from server.sanitize import clean_text, removal_warnings
 
 
 @pytest.mark.parametrize(
@@ -30,3 +31,73 @@ def test_clean_text(untrusted: str, cleaned: str, removed: int) -> None:
 def test_base64_passes_unchanged() -> None:
     data = base64.b64encode(bytes(range(256)) * 1000).decode()
     assert clean_text(data) == (data, 0)
+
+
+REMOVED = (
+    [chr(c) for c in range(0x00, 0x20) if c not in (0x09, 0x0A)]
+    + [chr(c) for c in range(0x7F, 0xA0)]
+    + ["\u200b", "\u200e", "\u200f", "\ufeff", "\ufff9", "\ufffa", "\ufffb"]
+    + [chr(c) for c in range(0x202A, 0x202F)]  # bidi embeddings and overrides
+    + [chr(c) for c in range(0x2060, 0x2065)]  # word joiner, invisible operators
+    + [chr(c) for c in range(0x2066, 0x206A)]  # bidi isolates
+)
+# Neighbours of the removed ranges that real text needs: tab, newline, NBSP, the zero-width
+# (non-)joiners of Indic and Arabic scripts, the object replacement character.
+KEPT = ["\t", "\n", " ", "~", "\u00a0", "\u200c", "\u200d", "\u2010", "\u202f", "\u2065", "\u206a", "\ufffc"]
+
+
+@pytest.mark.parametrize("char", REMOVED, ids=lambda char: f"U+{ord(char):04X}")
+def test_each_control_and_invisible_character_is_removed(char: str) -> None:
+    assert clean_text(f"a{char}b") == ("ab", 1)
+
+
+@pytest.mark.parametrize("char", KEPT, ids=lambda char: f"U+{ord(char):04X}")
+def test_their_neighbours_are_kept(char: str) -> None:
+    assert clean_text(f"a{char}b") == (f"a{char}b", 0)
+
+
+@pytest.mark.parametrize(
+    ("untrusted", "cleaned"),
+    [
+        ("\x1b[1;31;42mbold\x1b[m", "bold"),  # CSI with parameters
+        ("\x1b[?25lhidden cursor", "hidden cursor"),  # private CSI
+        ("\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\", "link"),  # OSC 8 ended by ST
+        ("\x1b]0;title", ""),  # an OSC never ended swallows the rest
+        ("\x1b_private\x1b\\", "private"),  # APC opener and ST: two-byte escapes
+        # Other two-byte escapes (ESC c, ESC 7) lose their ESC, so they do nothing; their
+        # second byte stays as a plain character.
+        ("\x1bcreset", "creset"),
+        ("\x1b7saved\x1b8", "7saved8"),
+        ("\x9b31mC1 CSI", "31mC1 CSI"),  # the 8-bit CSI is a C1 control: removed, its tail kept
+    ],
+)
+def test_escape_sequences(untrusted: str, cleaned: str) -> None:
+    assert clean_text(untrusted)[0] == cleaned
+    assert clean_text(untrusted)[1] == len(untrusted) - len(cleaned)
+
+
+def test_printable_ascii_skips_the_regular_expressions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The common case (plain ASCII text, base64) is answered without a regex pass."""
+
+    class Refuse:
+        def sub(self, _replacement: str, _text: str) -> str:
+            raise AssertionError("regex pass on printable ASCII")
+
+    monkeypatch.setattr(sanitize, "_ANSI", Refuse())
+    monkeypatch.setattr(sanitize, "_INVISIBLE", Refuse())
+    printable = "".join(chr(c) for c in range(0x20, 0x7F)) + "\t\n"
+    assert clean_text(printable) == (printable, 0)
+    with pytest.raises(AssertionError):
+        clean_text("x\ry")
+
+
+@pytest.mark.parametrize(
+    ("removed", "warnings"),
+    [
+        (0, []),
+        (1, ["removed 1 control/invisible character(s) from the text"]),
+        (40, ["removed 40 control/invisible character(s) from the text"]),
+    ],
+)
+def test_removal_warnings(removed: int, warnings: list[str]) -> None:
+    assert removal_warnings(removed) == warnings

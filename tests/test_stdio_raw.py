@@ -14,14 +14,22 @@ from conftest import PROJECT, initialize_request, server_command
 
 INIT = initialize_request()
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+MAX_FILE_MB = 1
+MESSAGE_CAP = MAX_FILE_MB * (1 << 20) * 4 // 3 + (1 << 20)  # the message cap --max-file-mb 1 sets
+
+
+def oversized_call(request_id: object) -> bytes:
+    """A ``tools/call`` past ``MESSAGE_CAP``, its id and method first, as clients write them."""
+    params = {"name": "pdf_read", "arguments": {"path": "hello.pdf", "password": "x" * MESSAGE_CAP}}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
 
 
 class RawServer:
     """The server as a child process with pipes; every stdout line must be a JSON-RPC frame."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *extra: str) -> None:
         self.proc = subprocess.Popen(
-            server_command(root),
+            server_command(root, *extra),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -195,3 +203,57 @@ def test_answers_over_a_full_pipe_arrive_whole_and_each_once(tmp_path: Path) -> 
         assert raw.receive()["id"] == 108
     finally:
         raw.close()
+
+
+def test_an_oversized_request_is_refused_with_its_id_then_serving_continues(docs: Path) -> None:
+    raw = RawServer(docs, "--max-file-mb", str(MAX_FILE_MB))
+    try:
+        handshake(raw)
+        raw.send_bytes(oversized_call("too-big") + b"\n")
+        error = raw.receive()
+        assert error["id"] == "too-big" and error["error"]["code"] == -32600
+        assert f"{MESSAGE_CAP}-byte limit" in error["error"]["message"]
+        raw.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert raw.receive() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        assert raw.close() == b""
+    finally:
+        raw.proc.kill()
+        raw.proc.wait()
+
+
+def read_lsp_frame(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
+    assert proc.stdout is not None
+    header = b""
+    while not header.endswith(b"\r\n\r\n"):
+        byte = proc.stdout.read(1)
+        assert byte, f"stdout ended inside a frame header: {header!r}"
+        header += byte
+    length = int(header.split(b":")[1])
+    return dict(json.loads(proc.stdout.read(length)))
+
+
+def test_an_oversized_content_length_frame_is_refused_in_kind_with_its_id(docs: Path) -> None:
+    proc = subprocess.Popen(
+        server_command(docs, "--max-file-mb", str(MAX_FILE_MB)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=PROJECT,
+    )
+    assert proc.stdin is not None
+    try:
+        for body in (
+            json.dumps(INIT).encode(),
+            oversized_call(41),
+            b'{"jsonrpc":"2.0","id":42,"method":"ping"}',
+        ):
+            proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            proc.stdin.flush()
+        assert read_lsp_frame(proc)["result"]["serverInfo"]["name"] == "pdf-airlock"
+        error = read_lsp_frame(proc)
+        assert error["id"] == 41 and error["error"]["code"] == -32600
+        assert f"{MESSAGE_CAP}-byte limit" in error["error"]["message"]
+        assert read_lsp_frame(proc) == {"jsonrpc": "2.0", "id": 42, "result": {}}
+    finally:
+        proc.kill()
+        proc.wait()

@@ -22,9 +22,10 @@ import ctypes
 import json
 import os
 import socket
+import traceback
 from typing import Any, Final, NoReturn
 
-from worker import progress
+from worker import progress, strict_loads
 from worker.errors import WorkerError
 from worker.parsers import get_parser
 from worker.sandbox import (
@@ -65,6 +66,8 @@ _NO_TRIM: Final = 1 << 30
 _ENGINE_ERRORS: Final = frozenset(
     {"PdfiumError", "PdfError", "QpdfRuntimeError", "DataDecodingError", "PSEOF", "PDFSyntaxError"}
 )
+# The process's own symbols (libc's mallopt), opened in the zygote: a dlopen in the child is a load.
+_PROGRAM: Final = ctypes.CDLL(None)
 
 
 def _error(code: str, message: str, details: dict[str, object] | None = None) -> dict[str, Any]:
@@ -100,9 +103,22 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
         parser = get_parser(kind)
         args = dict(job["args"])
         progress.enable(bool(args.pop("report_progress", False)))
-        return {"ok": True, "result": parser(data, args)}
+        result = parser(data, args)
+    except strict_loads.LazyLoad as load:
+        return _lazy_load_error(str(load))
     except Exception as exc:  # every failure becomes a typed error, not a crash
         return _error_for(exc)
+    if strict_loads.violations():  # a library caught it, and may have returned wrong text
+        return _lazy_load_error(strict_loads.violations()[0])
+    return {"ok": True, "result": result}
+
+
+def _lazy_load_error(detail: str) -> dict[str, Any]:
+    return _error(
+        "internal",
+        f"a parser tried to load something after sandboxing ({detail}); the zygote's warm-up must preload it",
+        {"lazy_load": detail},
+    )
 
 
 def _error_for(exc: Exception) -> dict[str, Any]:
@@ -114,7 +130,22 @@ def _error_for(exc: Exception) -> dict[str, Any]:
         return _error("malformed", "the document nests objects too deeply")
     if type(exc).__name__ in _ENGINE_ERRORS:  # an engine gave up on the document itself
         return _error("malformed", f"the PDF engine could not parse the document ({type(exc).__name__})")
-    return _error("internal", f"the parser failed ({type(exc).__name__})")
+    where = _parser_frame(exc)
+    return _error(
+        "internal",
+        f"the parser failed ({type(exc).__name__} in {where}); the document may be unusual: try the "
+        "other engine (engine: fast or layout), fewer pages, or pdf_render to look at the pages",
+        {"exception": type(exc).__name__, "frame": where},
+    )
+
+
+def _parser_frame(exc: BaseException) -> str:
+    """``module:function:line`` of the innermost frame of the failure: code, never data (and no
+    source lookup: the child can open no file)."""
+    where = "unknown"
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        where = f"{frame.f_globals.get('__name__', '?')}:{frame.f_code.co_name}:{line}"
+    return where
 
 
 def _encode(envelope: dict[str, Any], max_bytes: int) -> bytes:
@@ -163,9 +194,9 @@ def _keep_heap(size: int) -> bool:
     then blocks are allocated, zero-filled and freed; the job reuses them. False, and nothing
     kept, without glibc's ``mallopt``."""
     try:
-        if not ctypes.CDLL(None).mallopt(_M_TRIM_THRESHOLD, _NO_TRIM):
+        if not _PROGRAM.mallopt(_M_TRIM_THRESHOLD, _NO_TRIM):
             return False
-    except (OSError, AttributeError):  # not glibc
+    except AttributeError:  # not glibc
         return False
     blocks = [bytearray(_HEAP_BLOCK) for _ in range(size // _HEAP_BLOCK)]
     del blocks
@@ -206,6 +237,7 @@ def run_spare(
         # The socket object is made before seccomp: making one calls getsockname.
         spare = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=SPARE_SOCKET_FD)
         report = enter_sandbox(parent_pid, {SPARE_SOCKET_FD: SPARE_SOCKET_FD}, limits, policy)
+        strict_loads.install()
     except BaseException:  # a sandbox that cannot be built must not run the parser
         os._exit(EXIT_SANDBOX_FAILED)
     try:

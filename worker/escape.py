@@ -1,28 +1,56 @@
 """Test-only job kind ``escape``: one escape attempt from inside the real, sandboxed job child.
 
 Reachable only when the zygote was started with ``PDF_AIRLOCK_TEST_HOOKS=1`` (the test suite
-and ``scripts/escape_table.py`` do this); no MCP tool maps to it, and without the variable the
+and ``tests/escape_table.py`` do this); no MCP tool maps to it, and without the variable the
 zygote refuses the kind. An attempt either returns ``{"outcome": "denied", "errno": NAME}``,
 ``{"outcome": "allowed", ...}`` (a sandbox failure), or the process is killed by the sandbox
 (SIGSYS from seccomp, SIGXCPU from RLIMIT_CPU), which the supervisor classifies.
+
+Each attempt makes the one call it is named for and nothing else the filter would kill first
+(``getppid``, for one, is not allowed): the attempts aimed at the zygote take its pid from
+``ZYGOTE_PID``, read when the zygote imported this module. Calls aimed at another process are
+harmless if a layer ever lets them through: signal 0 and ``PTRACE_SEIZE`` run the kernel's
+permission checks without stopping or signalling the target. Files are opened through libc, not
+Python's ``open``: the attempt is the syscall itself, which no audit hook in the child
+(``worker.strict_loads``) answers before the sandbox does.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import mmap
 import os
 import resource
-import signal
 import socket
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["ATTEMPTS", "run"]
+__all__ = ["ATTEMPTS", "ZYGOTE_PID", "run"]
 
+# The zygote imports this module before it forks any child (a sandboxed child cannot import),
+# so in a job child this is the zygote's pid.
+ZYGOTE_PID: Final = os.getpid()
 _CLONE_NEWUSER: Final = 0x10000000
+_PTRACE_SEIZE: Final = 0x4206
+_PROBE_SIGNAL: Final = 0  # permission and existence check only
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (  # addr, length, prot, flags, fd, offset
+    ctypes.c_void_p,
+    ctypes.c_size_t,
+    ctypes.c_int,
+    ctypes.c_int,
+    ctypes.c_int,
+    ctypes.c_long,
+)
+_libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+_MAP_FAILED: Final = ctypes.c_void_p(-1).value
+_NEW_FILE_MODE: Final = 0o600
+_DIRENT_BUFFER: Final = 4096
+_NR_GETDENTS64: Final = 217
 
 
 def _libc_call(result: int) -> None:
@@ -31,23 +59,49 @@ def _libc_call(result: int) -> None:
         raise OSError(err, os.strerror(err))
 
 
+def _open(path: bytes, flags: int) -> int:
+    fd = int(_libc.open(path, flags | os.O_CLOEXEC, _NEW_FILE_MODE))
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return fd
+
+
+def _read_from(path: bytes, size: int) -> bytes:
+    fd = _open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
 def _open_passwd() -> object:
-    with open("/etc/passwd", "rb") as handle:
-        return handle.read(16).hex()
+    return _read_from(b"/etc/passwd", 16).hex()
 
 
 def _read_environ() -> object:
-    with open("/proc/self/environ", "rb") as handle:
-        return len(handle.read())
+    return len(_read_from(b"/proc/self/environ", _DIRENT_BUFFER))
 
 
 def _list_root() -> object:
-    return os.listdir("/")
+    fd = _open(b"/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        buffer = ctypes.create_string_buffer(_DIRENT_BUFFER)
+        listed = int(_libc.syscall(_NR_GETDENTS64, fd, buffer, _DIRENT_BUFFER))
+        if listed < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        return listed  # bytes of directory entries
+    finally:
+        os.close(fd)
 
 
 def _write_file() -> object:
-    with open("/tmp/pdf-airlock-escape", "wb") as handle:  # noqa: S108 - the point is to try
-        return handle.write(b"x")
+    fd = _open(b"/tmp/pdf-airlock-escape", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        return os.write(fd, b"x")
+    finally:
+        os.close(fd)
 
 
 def _connect() -> object:
@@ -68,9 +122,14 @@ def _fork() -> object:
     return pid
 
 
+def _zygote_pid() -> int:
+    if os.getpid() == ZYGOTE_PID:  # imported in this child, not inherited from the zygote
+        raise RuntimeError("worker.escape was not imported by the zygote")
+    return ZYGOTE_PID
+
+
 def _ptrace() -> object:
-    ptrace_attach = 16
-    _libc_call(_libc.ptrace(ptrace_attach, os.getppid(), None, None))
+    _libc_call(_libc.ptrace(_PTRACE_SEIZE, _zygote_pid(), None, None))
     return "attached"
 
 
@@ -89,9 +148,39 @@ def _kill_init() -> object:
     return "signalled"
 
 
-def _kill_parent() -> object:
-    os.kill(os.getppid(), signal.SIGKILL)
+def _kill_zygote() -> object:
+    os.kill(_zygote_pid(), _PROBE_SIGNAL)
     return "signalled"
+
+
+def _prlimit_zygote() -> object:
+    """A read of another process's limits: EPERM or ESRCH would tell which pids exist."""
+    return resource.prlimit(_zygote_pid(), resource.RLIMIT_NOFILE)
+
+
+def _map_page(prot: int) -> int:
+    address = _libc.mmap(None, mmap.PAGESIZE, prot, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    if address is None or address == _MAP_FAILED:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return int(address)
+
+
+def _mmap_exec() -> object:
+    """A writable and executable page: where injected code would be written, then run."""
+    address = _map_page(mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    _libc.munmap(address, mmap.PAGESIZE)
+    return "mapped"
+
+
+def _mprotect_exec() -> object:
+    """The same in two steps: a writable page (allowed), then made executable."""
+    address = _map_page(mmap.PROT_READ | mmap.PROT_WRITE)
+    try:
+        _libc_call(_libc.mprotect(address, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_EXEC))
+    finally:
+        _libc.munmap(address, mmap.PAGESIZE)
+    return "executable"
 
 
 def _raise_rlimit() -> object:
@@ -137,7 +226,10 @@ ATTEMPTS: Final[dict[str, Callable[[], object]]] = {
     "unshare_user": _unshare,
     "mount_tmpfs": _mount,
     "kill_init": _kill_init,
-    "kill_zygote": _kill_parent,
+    "kill_zygote": _kill_zygote,
+    "prlimit_zygote": _prlimit_zygote,
+    "mmap_exec": _mmap_exec,
+    "mprotect_exec": _mprotect_exec,
     "raise_cpu_rlimit": _raise_rlimit,
     "read_closed_fd": _read_closed_fd,
     "recvmsg_input_fd": _recvmsg_input_fd,

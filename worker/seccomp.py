@@ -6,20 +6,38 @@ unavailable rather than guessing syscall numbers):
 
 - ALLOW: the syscalls a parse needs (memory, reading the input fd, writing the result pipe,
   signals to itself, time, futex, exit). Derived by tracing every job of the test corpus with
-  strace (``python -m worker.trace_syscalls``; see docs/security.md).
+  strace (``python scripts/trace_syscalls.py``; see docs/security.md).
 - EACCES: path-based file calls (open*, stat, access, readlink, getdents...), so a parser that
   lazily tries to open a data file fails with a Python error instead of a dead process.
 - ENOTTY: ioctl (isatty probes on the /dev/null stdio).
-- Conditional: ``prlimit64`` only as a read (new limit NULL); ``tgkill``/``tkill`` only to the
-  child itself (abort() raises SIGABRT this way); the pid is patched into the compiled program
-  in each child. ``recvmsg`` only on the spare socket's fd number (the pre-forked child is
-  sandboxed before its job exists and receives the job's fds over that socket, then closes it;
-  nothing in the filter can create an fd, so the number stays dead); ``prctl`` only as
-  ``PR_SET_NAME`` (the child renames itself from ``airlock-spare`` to ``airlock-job`` when its
-  job arrives, so ``ps`` and the tests can tell an idle spare from a running job).
+- Conditional, allowed only when an argument matches:
+
+  - ``mmap`` and ``mprotect`` only without ``PROT_EXEC`` (write-xor-execute). Every library
+    was mapped in the zygote's warm-up, the zygote holds no writable and executable mapping
+    (tests/test_sandbox.py checks a spare's maps), and no parse maps code (the traced corpus
+    never asks for ``PROT_EXEC``): a request for it is injected code or a ``dlopen`` after the
+    sandbox is on. ``pkey_mprotect`` is not allowed at all. A ctypes callback made in the
+    child maps its closure writable and executable, so it is killed too: the parsers make
+    none (pypdfium2 gets the document as bytes, not through a file-access callback), and none
+    is preallocated in the zygote, whose free closures would be writable and executable pages
+    in every child.
+  - ``prlimit64`` only as a read (new limit NULL) of the child's own limits (pid 0, what
+    glibc's getrlimit passes): any other pid would tell existing pids (EPERM) from free ones
+    (ESRCH).
+  - ``tgkill``/``tkill`` only to the child itself (abort() raises SIGABRT this way); the pid is
+    patched into the compiled program in each child.
+  - ``recvmsg`` only on the spare socket's fd number (the pre-forked child is sandboxed before
+    its job exists and receives the job's fds over that socket, then closes it; nothing in the
+    filter can create an fd, so the number stays dead).
+  - ``prctl`` only as ``PR_SET_NAME`` (the child renames itself from ``airlock-spare`` to
+    ``airlock-job`` when its job arrives, so ``ps`` and the tests can tell an idle spare from a
+    running job).
+
 - Everything else (execve, fork/clone, socket, ptrace, mount, unshare, kill, setrlimit, bpf,
   io_uring, keyctl...) kills the process with SIGSYS, which the supervisor reports as
-  ``sandbox_violation``.
+  ``sandbox_violation``; so does a conditional call whose argument does not match. Only the
+  path-based calls and ioctl get an errno, because a well-behaved parser makes them; nothing
+  well-behaved maps code or reads another process's limits, so these are killed.
 """
 
 from __future__ import annotations
@@ -59,11 +77,11 @@ _NR: Final[dict[str, int]] = {
 
 ALLOWED: Final = (
     # traced in the corpus (scripts/trace_syscalls.py)
-    "mmap", "munmap", "mremap", "brk", "pread64", "write", "close", "exit_group", "newfstatat",
+    "munmap", "mremap", "brk", "pread64", "write", "close", "exit_group", "newfstatat",
     "rt_sigprocmask", "getpid", "gettid", "futex",
     # not seen in the corpus, kept for paths it does not reach: other allocator and libc paths,
     # signal delivery (SIGXCPU/SIGABRT), clocks without a vDSO, and Python's own I/O helpers
-    "read", "fstat", "lseek", "mprotect", "madvise", "rt_sigaction", "rt_sigreturn", "sched_yield",
+    "read", "fstat", "lseek", "madvise", "rt_sigaction", "rt_sigreturn", "sched_yield",
     "getrandom", "clock_gettime", "gettimeofday", "exit",
 )  # fmt: skip
 EACCES_CALLS: Final = (
@@ -73,7 +91,9 @@ EACCES_CALLS: Final = (
 
 # Allowed only when an argument matches (see _program); for scripts/trace_syscalls.py's report.
 CONDITIONAL: Final = {
-    "prlimit64": "read-only",
+    "mmap": "without PROT_EXEC",
+    "mprotect": "without PROT_EXEC",
+    "prlimit64": "read-only, own (pid 0)",
     "tgkill": "self only",
     "tkill": "self only",
     "ioctl": "ENOTTY",
@@ -81,6 +101,7 @@ CONDITIONAL: Final = {
     "prctl": "PR_SET_NAME only",
 }
 _PR_SET_NAME: Final = 15
+_PROT_EXEC: Final = 0x4  # <sys/mman.h>
 
 _AUDIT_ARCH_X86_64: Final = 0xC000003E
 _X32_SYSCALL_BIT: Final = 0x40000000
@@ -90,6 +111,7 @@ _RET_ERRNO: Final = 0x00050000
 _LD_W_ABS: Final = 0x20
 _JEQ_K: Final = 0x15
 _JGE_K: Final = 0x35
+_JSET_K: Final = 0x45
 _RET_K: Final = 0x06
 _OFF_NR: Final = 0
 _OFF_ARCH: Final = 4
@@ -142,6 +164,8 @@ def _program(recv_fd: int) -> tuple[list[_Insn], dict[str, int]]:
     emit(_JEQ_K, _AUDIT_ARCH_X86_64, None, "kill")
     emit(_LD_W_ABS, _OFF_NR)
     emit(_JGE_K, _X32_SYSCALL_BIT, "kill", None)
+    emit(_JEQ_K, _NR["mmap"], "no_exec", None)  # first: the most frequent call after brk
+    emit(_JEQ_K, _NR["mprotect"], "no_exec", None)
     for name in ALLOWED:
         emit(_JEQ_K, _NR[name], "allow", None)
     for name in EACCES_CALLS:
@@ -159,7 +183,12 @@ def _program(recv_fd: int) -> tuple[list[_Insn], dict[str, int]]:
     label("prctl")
     emit(_LD_W_ABS, _OFF_ARG0_LO)  # the option is a 32-bit int
     emit(_JEQ_K, _PR_SET_NAME, "allow", "kill")
+    label("no_exec")
+    emit(_LD_W_ABS, _OFF_ARG2_LO)  # prot: PROT_EXEC is a bit of its low word
+    emit(_JSET_K, _PROT_EXEC, "kill", "allow")
     label("prlimit")
+    emit(_LD_W_ABS, _OFF_ARG0_LO)  # the pid is a 32-bit pid_t; 0 means the caller
+    emit(_JEQ_K, 0, None, "kill")
     emit(_LD_W_ABS, _OFF_ARG2_LO)
     emit(_JEQ_K, 0, None, "kill")
     emit(_LD_W_ABS, _OFF_ARG2_HI)

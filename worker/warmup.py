@@ -53,10 +53,41 @@ def _tiny_pdf(encryption: object = None) -> bytes:
     return out.getvalue()
 
 
+# Codecs the engines name in code (pdfminer's ToUnicode and text-string decoding, pikepdf's and
+# pypdfium2's bindings). Python imports a codec's module on first lookup, which a job child cannot.
+_CODECS: Final = (
+    "ascii",
+    "latin-1",
+    "utf-8",
+    "utf-8-sig",
+    "utf-16",
+    "utf-16-be",
+    "utf-16-le",
+    "utf-32",
+    "utf-32-be",
+    "utf-32-le",
+    "cp1252",
+    "mac_roman",
+    "charmap",
+    "unicode_escape",
+    "raw_unicode_escape",
+)
+
+
+def _warm_codecs() -> None:
+    import codecs
+
+    for name in _CODECS:
+        codecs.lookup(name)
+
+
 def warm_up() -> None:
     """Import and exercise every engine; raises if an engine does not work at all."""
+    from worker import cmaps
     from worker.parsers import get_parser
 
+    _warm_codecs()
+    cmaps.preload()
     data = _tiny_pdf()
     info = get_parser("pdf_info")(data, {})
     outline = get_parser("pdf_outline")(data, {"max_depth": 4, "max_items": 10})
@@ -65,6 +96,7 @@ def warm_up() -> None:
     )
     get_parser("pdf_annotations")(data, {"max_items": 10})
     get_parser("pdf_forms")(data, {"max_items": 10})
+    _warm_xfa()
     get_parser("pdf_security")(data, {})
     search = get_parser("pdf_search")(
         data, {"query": "warm.up", "regex": True, "max_results": 5, "time_budget_ms": 5000}
@@ -85,6 +117,22 @@ def warm_up() -> None:
     if _WARMUP_TEXT not in layout["pages"][0]["text"]:
         raise RuntimeError("pdfminer failed its warm-up")
     _warm_crypto()
+
+
+def _warm_xfa() -> None:
+    """An XFA datasets packet through the same hardened lxml parser a job uses."""
+    import pikepdf
+
+    from worker.parsers.xfa import xfa_fields
+
+    pdf = pikepdf.new()
+    packet = pdf.make_stream(
+        b'<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data>'
+        b"<form1><name>warm-up &amp; more</name></form1></xfa:data></xfa:datasets>"
+    )
+    form = pikepdf.Dictionary(XFA=pikepdf.Array([pikepdf.String("datasets"), packet]))
+    if xfa_fields(form, []) != [{"name": "form1.name", "value": "warm-up & more"}]:
+        raise RuntimeError("XFA parsing failed its warm-up")
 
 
 def _warm_images() -> None:

@@ -1,12 +1,13 @@
 """The zygote: a warmed interpreter that forks one sandboxed child per job.
 
-Started by the supervisor as ``python -m worker.zygote FD SPARES`` where FD is its end of a
+Started by the supervisor as ``python -I -m worker.zygote FD SPARES`` (isolated mode, working
+directory ``/``, an allowlisted environment: only installed code loads) where FD is its end of a
 SOCK_SEQPACKET control socket. It never parses a document itself. Protocol (one JSON object per
 datagram, fds by SCM_RIGHTS):
 
   supervisor -> zygote  {"op": "job", "id", "kind", "args", "limits", "sandbox", "deadline_s",
-                         "generation"} + [input, result]
-                        {"op": "assigned", "id", "pid", "deadline_s"}  (sent a spare its job)
+                         "max_wall_s", "generation"} + [input, result]
+                        {"op": "assigned", "id", "pid", "deadline_s", "max_wall_s"}  (sent a spare its job)
                         {"op": "kill", "id"}
   zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers", "kinds"}
                         {"op": "spare", "pid", "generation"} + [the spare's socket]
@@ -58,6 +59,12 @@ _SPARES_ARG: Final = 2
 _WARM_TEXT: Final = "pdf-airlock spare warm-up line"
 _WARM_LINES: Final = 40
 _MAX_UNASSIGNED: Final = 64  # reaped spares kept for a late ``assigned`` (normally 0 or 1)
+# A child that got less than this share of one CPU over its wall time was starved by a busy
+# machine, not slow: its deadline is extended (``_Child.due``), by at least _MIN_EXTENSION_S.
+_STARVED_SHARE: Final = 0.5
+_MIN_EXTENSION_S: Final = 0.25
+_UTIME_FIELD: Final = 11  # /proc/PID/stat after the command name: utime, then stime (man 5 proc)
+_CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(slots=True)
@@ -68,12 +75,42 @@ class _Spare:
 
 @dataclass(slots=True)
 class _Child:
+    """A job's child. Its wall deadline is ``started + budget``, pushed back while a busy machine
+    starves it (it got under ``_STARVED_SHARE`` of a CPU so far), never past ``hard``. The CPU
+    budget itself is the child's RLIMIT_CPU, whatever the wall clock says."""
+
     job_id: int
     pid: int
     started: float
     deadline: float
+    budget: float = 0.0
+    hard: float = 0.0
     deadline_hit: bool = False
     killed: bool = False
+    stretched: bool = False
+
+    def due(self, now: float) -> bool:
+        """At its deadline: extend it if the child was starved and may wait longer, else True."""
+        if now < self.deadline:
+            return False
+        if now >= self.hard:
+            return True
+        used = _cpu_seconds(self.pid)
+        if used is None or used >= _STARVED_SHARE * (now - self.started):
+            return True
+        self.stretched = True
+        self.deadline = min(self.hard, now + max(_MIN_EXTENSION_S, self.budget - used))
+        return False
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU of a (not yet reaped) child, from /proc; None if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[_UTIME_FIELD]) + int(fields[_UTIME_FIELD + 1])) / _CLOCK_TICKS
 
 
 TEST_HOOKS_ENV: Final = "PDF_AIRLOCK_TEST_HOOKS"
@@ -94,6 +131,12 @@ _KINDS: Final = frozenset(
         "probe",
     }
 )
+
+
+def _deadlines(message: dict[str, Any]) -> tuple[float, float]:
+    """(wall budget, hard wall limit) of a job or ``assigned`` message, in seconds."""
+    budget = float(message["deadline_s"])
+    return budget, max(budget, float(message.get("max_wall_s", budget)))
 
 
 def warm_pdf() -> bytes:
@@ -143,8 +186,11 @@ class Zygote:
         kinds: frozenset[str],
         spares: int = 0,
         warm_pdf: bytes | None = None,
+        *,
+        test_hooks: bool = False,
     ) -> None:
         self.control = control
+        self.test_hooks = test_hooks
         self.probed = probed
         self.kinds = kinds
         self.spare_count = spares
@@ -205,7 +251,7 @@ class Zygote:
         if not data:
             self.shutdown()
         message = json.loads(data)
-        if message.get("op") == "job" and len(fds) == _MAX_FDS and message.get("kind") in self.kinds:
+        if message.get("op") == "job" and len(fds) == _MAX_FDS and self.accepts(message):
             self.start_job(message, data, fds[0], fds[1])
         else:
             for fd in fds:
@@ -213,9 +259,16 @@ class Zygote:
             if message.get("op") == "job":
                 self.send({"op": "refused", "id": int(message.get("id", -1))})
             elif message.get("op") == "assigned":
-                self.assign(int(message["id"]), int(message["pid"]), float(message["deadline_s"]))
+                self.assign(int(message["id"]), int(message["pid"]), _deadlines(message))
             elif message.get("op") == "kill":
                 self.kill_job(int(message["id"]))
+
+    def accepts(self, job: dict[str, Any]) -> bool:
+        """A known kind, and sandbox layers skipped only with the test hooks on (``main``): the
+        supervisor never asks for a skip, the escape table's columns do."""
+        sandbox = job.get("sandbox")
+        skips = isinstance(sandbox, dict) and bool(sandbox.get("skip"))
+        return job.get("kind") in self.kinds and (self.test_hooks or not skips)
 
     def start_job(self, job: dict[str, Any], raw: bytes, input_fd: int, result_fd: int) -> None:
         """Run a job the supervisor had no spare for on a child forked now (its spares are all
@@ -236,15 +289,15 @@ class Zygote:
             os.close(input_fd)
             os.close(result_fd)
         spare.sock.close()  # the message stays queued for the spare; it reads it, then sees EOF
-        self.track(job_id, spare.pid, float(job["deadline_s"]))
+        self.track(job_id, spare.pid, _deadlines(job))
 
-    def assign(self, job_id: int, pid: int, deadline_s: float) -> None:
+    def assign(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
         """The supervisor sent an idle spare its job directly: take the child over."""
         self.spare_died = False
         if pid in self.spares:
             self.spares.discard(pid)
             self.send({"op": "started", "id": job_id, "pid": pid})
-            self.track(job_id, pid, deadline_s)
+            self.track(job_id, pid, deadlines)
         elif pid in self.unassigned:  # reaped already: it ran its job (or died) before this came
             status, usage = self.unassigned.pop(pid)
             self.send({"op": "started", "id": job_id, "pid": pid})
@@ -252,9 +305,10 @@ class Zygote:
         else:
             self.send({"op": "lost", "id": job_id})
 
-    def track(self, job_id: int, pid: int, deadline_s: float) -> None:
+    def track(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
         started = time.monotonic()
-        self.children[pid] = _Child(job_id, pid, started, started + deadline_s)
+        budget, max_wall = deadlines
+        self.children[pid] = _Child(job_id, pid, started, started + budget, budget, started + max_wall)
         self.by_job[job_id] = pid
 
     def use_spec(self, job: dict[str, Any]) -> None:
@@ -327,7 +381,7 @@ class Zygote:
     def enforce_deadlines(self) -> None:
         now = time.monotonic()
         for child in self.children.values():
-            if now >= child.deadline and not child.deadline_hit:
+            if not child.deadline_hit and child.due(now):
                 child.deadline_hit = True
                 self.kill_child(child.pid)
 
@@ -394,7 +448,11 @@ def main() -> None:
 
     warm_up()
     kinds = _KINDS
-    if os.environ.get(TEST_HOOKS_ENV) == "1":
+    # The test-only switch (docs/security.md): set in the server's environment by the test suite,
+    # never by a request or a document. It adds the escape and fault job kinds and lets a job
+    # skip sandbox layers; the supervisor logs a warning when it is on.
+    test_hooks = os.environ.get(TEST_HOOKS_ENV) == "1"
+    if test_hooks:
         import worker.escape
         import worker.faults  # noqa: F401 - imported now: a sandboxed child cannot import
 
@@ -402,7 +460,7 @@ def main() -> None:
     probed = probe_layers()
     make_undumpable()  # after the namespace probe: an undumpable process cannot unshare(NEWUSER)
     spares = int(sys.argv[2]) if len(sys.argv) > _SPARES_ARG else 0
-    zygote = Zygote(control, probed, kinds, spares, warm_pdf())
+    zygote = Zygote(control, probed, kinds, spares, warm_pdf(), test_hooks=test_hooks)
     layers = {
         "namespaces": probed["namespaces_unavailable"] or "available",
         "landlock": f"ABI {probed['landlock_abi']}" if probed["landlock_abi"] else "unavailable",

@@ -57,7 +57,8 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     position = 0
     next_start = None
     items: list[dict[str, Any]] = []
-    with open_pikepdf(data, args.get("password")) as pdf:
+    warnings: list[str] = []
+    with open_pikepdf(data, args.get("password"), warnings) as pdf:
         pages = page_index(pdf)
         for index in select_pages(args.get("pages"), len(pdf.pages), pikepdf_labels(pdf)):
             annots = pdf.pages[index].obj.get("/Annots")
@@ -74,4 +75,4 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 position += 1
             if next_start is not None:
                 break
-    return {"annotations": items, "next_start": next_start, "warnings": []}
+    return {"annotations": items, "next_start": next_start, "warnings": warnings}

@@ -2,7 +2,9 @@
 
 Input: untrusted bytes. Attachment names are shown as stored (cleaned of control characters)
 and as a safe base name; names that try to climb directories are flagged. The attachment's bytes
-are decoded by qpdf under the job's decode caps and never parsed.
+are decoded by qpdf under the job's decode caps and never parsed. Where the embedded files
+alone are encrypted and the password does not open them, the document still opens (see
+``worker.parsers.decrypt``); nothing is listed then and a warning says why.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from worker.errors import WorkerError
 from worker.parsers.common import clean_string, open_pikepdf
+from worker.parsers.decrypt import attachments_locked
 
 __all__ = ["run"]
 
@@ -27,6 +30,15 @@ def _date(value: object) -> str | None:
     return None if value is None else clean_string(value, 64)
 
 
+def _locked(count: int, wanted: str | None, password: str | None, warnings: list[str]) -> dict[str, Any]:
+    """The answer when the attachments' contents are encrypted: their size and digest are unknown."""
+    if wanted is not None:
+        code = "wrong_password" if password else "encrypted"
+        raise WorkerError(code, "the attachments are encrypted; pass the password that opens them")
+    warnings.append(f"{count} attachment(s) not listed: their contents are encrypted")
+    return {"attachments": [], "extracted": None, "next_start": None, "warnings": warnings}
+
+
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     wanted = args.get("extract")
     max_bytes = int(args["max_bytes"])
@@ -36,7 +48,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     warnings: list[str] = []
     files: list[dict[str, Any]] = []
     extracted: dict[str, Any] | None = None
-    with open_pikepdf(data, args.get("password")) as pdf:
+    with open_pikepdf(data, args.get("password"), warnings) as pdf:
+        if attachments_locked(pdf):
+            return _locked(len(pdf.attachments), wanted, args.get("password"), warnings)
         for index, (name, spec) in enumerate(pdf.attachments.items()):
             listed = start <= index < end
             if index >= end and next_start is None:

@@ -1,5 +1,6 @@
-"""``pdf_forms``: AcroForm fields with their full names, types, values, options, flags, page and
-rectangle, and whether the form carries XFA.
+"""``pdf_forms``: AcroForm fields with their full names, user-facing labels (``/TU``), types,
+values, options, a button's on-state export values, flags, page and rectangle; whether the form
+carries XFA, and an XFA form's field values from its datasets (``worker.parsers.xfa``).
 
 Input: untrusted bytes. The field tree (Fields/Kids) is walked with a visited set and a depth
 cap; inheritable attributes (FT, V, Ff, Opt) are inherited as the spec says. Values are shown,
@@ -13,6 +14,7 @@ from typing import Any
 import pikepdf
 
 from worker.parsers.common import clean_string, open_pikepdf
+from worker.parsers.xfa import xfa_fields
 
 __all__ = ["run"]
 
@@ -27,6 +29,8 @@ def _value(value: object) -> str | list[str] | None:
         return [clean_string(item, 1000) for item in list(value)[:100]]
     if isinstance(value, pikepdf.Stream):
         return "(stream)"
+    if isinstance(value, pikepdf.Dictionary):  # a signature's value: its bytes are not text
+        return "(signature)" if value.get("/Type") == pikepdf.Name.Sig else "(dictionary)"
     return clean_string(str(value).lstrip("/") if isinstance(value, pikepdf.Name) else value, 4000)
 
 
@@ -38,6 +42,22 @@ def _options(value: object) -> list[str]:
         shown = item[1] if isinstance(item, pikepdf.Array) and len(item) == 2 else item
         options.append(clean_string(shown, 500))
     return options
+
+
+def _export_values(widgets: list[pikepdf.Dictionary]) -> list[str]:
+    """A check box's or radio button's on-state names (its appearance states other than Off),
+    what the field's value is when it is on: ``Yes``, ``Agree``, ``Option2``..."""
+    values: list[str] = []
+    for widget in widgets[:100]:
+        appearances = widget.get("/AP")
+        normal = appearances.get("/N") if isinstance(appearances, pikepdf.Dictionary) else None
+        if not isinstance(normal, pikepdf.Dictionary):
+            continue
+        for state in normal.keys():  # noqa: SIM118 - a pikepdf Dictionary iterates its keys this way
+            value = clean_string(state.lstrip("/"), 200)
+            if state != "/Off" and value not in values:
+                values.append(value)
+    return values
 
 
 def _widgets_by_page(pdf: pikepdf.Pdf) -> dict[tuple[int, int], int]:
@@ -58,10 +78,10 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     next_start = None
     fields: list[dict[str, Any]] = []
     warnings: list[str] = []
-    with open_pikepdf(data, args.get("password")) as pdf:
+    with open_pikepdf(data, args.get("password"), warnings) as pdf:
         form = pdf.Root.get("/AcroForm")
         if not isinstance(form, pikepdf.Dictionary):
-            return {"fields": [], "xfa": False, "next_start": None, "warnings": []}
+            return {"fields": [], "xfa": False, "xfa_fields": [], "next_start": None, "warnings": warnings}
         owner = _widgets_by_page(pdf)
         seen: set[tuple[int, int]] = set()
         roots = form.get("/Fields")
@@ -98,10 +118,13 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             widget = widgets[0] if widgets else None
             page = owner.get(widget.objgen) if widget is not None and widget.is_indirect else None
             rect = widget.get("/Rect") if widget is not None else None
+            kind = _TYPES.get(str(attrs.get("/FT", "")), "unknown")
             fields.append(
                 {
                     "name": name or "(unnamed)",
-                    "type": _TYPES.get(str(attrs.get("/FT", "")), "unknown"),
+                    "label": clean_string(node.get("/TU"), 500) if "/TU" in node else None,
+                    "type": kind,
+                    "export_values": _export_values(widgets) if kind == "button" else [],
                     "value": _value(attrs.get("/V")),
                     "options": _options(attrs.get("/Opt")),
                     "flags": int(attrs["/Ff"]) if isinstance(attrs.get("/Ff"), int) else 0,
@@ -112,4 +135,11 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 }
             )
         xfa = "/XFA" in form
-    return {"fields": fields, "xfa": xfa, "next_start": next_start, "warnings": warnings[:20]}
+        xfa_data = xfa_fields(form, warnings) if xfa and start == 0 else []
+    return {
+        "fields": fields,
+        "xfa": xfa,
+        "xfa_fields": xfa_data,
+        "next_start": next_start,
+        "warnings": warnings[:20],
+    }

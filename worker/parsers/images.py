@@ -138,7 +138,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     extracted = None
     found = 0
     next_start = None
-    with open_pikepdf(data, args.get("password")) as pdf:
+    with open_pikepdf(data, args.get("password"), warnings) as pdf:
         page_count = len(pdf.pages)
         labels = pikepdf_labels(pdf)
         indices = select_pages(args.get("pages"), page_count, labels)

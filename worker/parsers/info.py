@@ -17,7 +17,8 @@ import pypdfium2.raw as pdfium_c
 
 from worker import progress
 from worker.errors import WorkerError
-from worker.parsers.common import clean_string, open_pdfium, open_pikepdf
+from worker.parsers.common import clean_string, open_document, open_pikepdf
+from worker.parsers.decrypt import encryption_facts
 from worker.parsers.docfacts import feature_flags, reconcile, repair_report, xmp_metadata
 from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
 
@@ -59,18 +60,6 @@ def _metadata(pdf: pikepdf.Pdf, warnings: list[str]) -> dict[str, str]:
         except (ValueError, TypeError, UnicodeError):
             warnings.append(f"metadata value {name!r} is not a readable string")
     return result
-
-
-def _encryption(pdf: pikepdf.Pdf) -> dict[str, Any] | None:
-    if not pdf.is_encrypted:
-        return None
-    info = pdf.encryption
-    return {
-        "revision": int(info.R),
-        "version": int(info.V),
-        "key_bits": int(info.bits),
-        "method": str(info.stream_method).rsplit(".", 1)[-1],
-    }
 
 
 def _from_pdfium(document: Any) -> tuple[str, dict[str, str], None]:
@@ -123,13 +112,13 @@ def _page_entry(page: Any, index: int, label: str) -> dict[str, Any]:
 def _structure(data: bytes, password: str | None, warnings: list[str]) -> dict[str, Any] | None:
     """What qpdf reads from the object model; None when qpdf cannot parse the structure."""
     try:
-        with open_pikepdf(data, password) as pdf:
+        with open_pikepdf(data, password, warnings) as pdf:
             metadata = _metadata(pdf, warnings)
             xmp = xmp_metadata(pdf, warnings)
             return {
                 "pdf_version": str(pdf.pdf_version),
                 "metadata": metadata,
-                "encryption": _encryption(pdf),
+                "encryption": encryption_facts(pdf),
                 "xmp": xmp,
                 "metadata_conflicts": reconcile(metadata, xmp),
                 "features": feature_flags(pdf, warnings),
@@ -145,7 +134,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     password = args.get("password")
     warnings: list[str] = []
     facts = _structure(data, password, warnings)
-    document = open_pdfium(data, password)
+    opened = open_document(data, password)
+    document = opened.document
+    warnings.extend(note for note in opened.warnings if note not in warnings)
     if facts is None:
         # qpdf refuses some damaged structures PDFium still reads (page-tree loops, lost /Root):
         # answer from PDFium and say so, rather than fail the whole call.

@@ -28,7 +28,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     next_start = None
     warnings: list[str] = []
     items: list[dict[str, Any]] = []
-    with open_pikepdf(data, args.get("password")) as pdf:
+    with open_pikepdf(data, args.get("password"), warnings) as pdf:
         pages = page_index(pdf)
         labels = {}
         outlines = pdf.Root.get("/Outlines")

@@ -23,20 +23,19 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import open_pdfium
 from worker.parsers.pages import pdfium_labels, select_pages
+from worker.parsers.textnorm import layout_text, pdfium_text, text_layer
 
 __all__ = ["run"]
 
 MAX_WARNINGS = 100
+MAX_OBJECTS_EXAMINED: Final = 5000  # page objects looked at for an image on a page without text
 STREAMS: Final = ("forward", "backward")
-
-
-def _normalise(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _pdfium_texts(document: Any, indices: list[int], warnings: list[str]) -> Iterator[str]:
@@ -50,7 +49,7 @@ def _pdfium_texts(document: Any, indices: list[int], warnings: list[str]) -> Ite
         try:
             textpage = page.get_textpage()
             try:
-                yield _normalise(textpage.get_text_range())
+                yield pdfium_text(textpage.get_text_range())
             finally:
                 textpage.close()
         except pdfium.PdfiumError:
@@ -62,7 +61,7 @@ def _pdfium_texts(document: Any, indices: list[int], warnings: list[str]) -> Ite
 
 def _layout_texts(data: bytes, password: str | None, indices: list[int]) -> Iterator[str]:
     from pdfminer.high_level import extract_pages
-    from pdfminer.layout import LAParams, LTTextContainer
+    from pdfminer.layout import LAParams
     from pdfminer.pdfdocument import PDFPasswordIncorrect
     from pdfminer.pdfparser import PDFSyntaxError
     from pdfminer.psexceptions import PSException
@@ -72,13 +71,13 @@ def _layout_texts(data: bytes, password: str | None, indices: list[int]) -> Iter
     order = iter(indices)
     want = next(order, None)
     try:
+        # all_texts: text inside Form XObjects (LTFigure) is analysed into lines too.
+        laparams = LAParams(all_texts=True)
         layouts = extract_pages(
-            io.BytesIO(data), password=password or "", page_numbers=set(wanted), laparams=LAParams()
+            io.BytesIO(data), password=password or "", page_numbers=set(wanted), laparams=laparams
         )
         for index, layout in zip(wanted, layouts, strict=False):
-            texts[index] = _normalise(
-                "".join(element.get_text() for element in layout if isinstance(element, LTTextContainer))
-            )
+            texts[index] = layout_text("".join(_layout_strings(layout)))
             while want is not None and want in texts:
                 yield texts.pop(want)
                 want = next(order, None)
@@ -91,10 +90,59 @@ def _layout_texts(data: bytes, password: str | None, indices: list[int]) -> Iter
         raise WorkerError("malformed", "pdfminer found fewer pages than PDFium")
 
 
+def _layout_strings(container: Any) -> Iterator[str]:
+    """The text of a page's boxes in pdfminer's order, descending into figures (Form XObjects)."""
+    from pdfminer.layout import LTFigure, LTTextContainer
+
+    for element in container:
+        if isinstance(element, LTTextContainer):
+            yield element.get_text()
+        elif isinstance(element, LTFigure):
+            yield from _layout_strings(element)
+
+
 def _layout_each(data: bytes, password: str | None, indices: list[int]) -> Iterator[str]:
     """One pdfminer pass per page, in the given order (the backward stream walks down)."""
     for index in indices:
         yield from _layout_texts(data, password, [index])
+
+
+class _Layers:
+    """Judges each page's text layer (``textnorm.text_layer``) and warns about the bad ones, with
+    what to do: an image-only page (a scan) or a layer of glyph codes is read by rendering it."""
+
+    def __init__(self, document: Any, warnings: list[str]) -> None:
+        self.document = document
+        self.warnings = warnings
+
+    def judge(self, index: int, text: str) -> str:
+        layer = text_layer(text)
+        if layer == "unusable":
+            self.warnings.append(
+                f"page {index + 1}: its text layer is unusable (glyph codes without a Unicode map); "
+                "read the page with pdf_render instead"
+            )
+        elif layer == "none" and _has_image(self.document, index):
+            self.warnings.append(
+                f"page {index + 1} has no text layer, only images (a scan?); read it with pdf_render"
+            )
+        return layer
+
+
+def _has_image(document: Any, index: int) -> bool:
+    try:
+        page = document[index]
+    except pdfium.PdfiumError:
+        return False
+    try:
+        count = min(int(pdfium_c.FPDFPage_CountObjects(page.raw)), MAX_OBJECTS_EXAMINED)
+        return any(
+            pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(page.raw, i))
+            == pdfium_c.FPDF_PAGEOBJ_IMAGE
+            for i in range(count)
+        )
+    finally:
+        page.close()
 
 
 def _stream_page(position: int, page: dict[str, Any], warnings: list[str]) -> None:
@@ -102,12 +150,13 @@ def _stream_page(position: int, page: dict[str, Any], warnings: list[str]) -> No
 
 
 def _forward(
-    todo: list[int], texts: Iterator[str], warnings: list[str], args: dict[str, Any], streamed: bool
+    todo: list[int], texts: Iterator[str], layers: _Layers, args: dict[str, Any], streamed: bool
 ) -> tuple[list[dict[str, Any]], dict[str, int] | None]:
     """Whole pages from the start of ``todo`` until ``max_chars`` is spent; the page that does not
     fit is cut. Returns the pages (empty when streamed) and the position to continue from."""
     start_index = int(args.get("start_index", 0))
     budget = int(args["max_chars"])
+    warnings = layers.warnings
     pages: list[dict[str, Any]] = []
     reported = 0
     for position, (index, text) in enumerate(zip(todo, texts, strict=False)):
@@ -118,6 +167,7 @@ def _forward(
             "text": remaining[:budget],
             "offset": offset,
             "complete": len(remaining) <= budget,
+            "text_layer": layers.judge(index, text),
         }
         if streamed:
             _stream_page(position, page, warnings[reported:])
@@ -133,14 +183,20 @@ def _forward(
     return pages, None
 
 
-def _backward(todo: list[int], top: int, texts: Iterator[str], warnings: list[str]) -> None:
+def _backward(todo: list[int], top: int, texts: Iterator[str], layers: _Layers) -> None:
     """Whole pages from position ``top`` of ``todo`` down to position 1 (position 0 belongs to
     the forward stream: it may start at an offset), each streamed as it is extracted."""
     reported = 0
+    warnings = layers.warnings
     for position, index, text in zip(range(top, 0, -1), todo[top:0:-1], texts, strict=False):
-        _stream_page(
-            position, {"page": index + 1, "text": text, "offset": 0, "complete": True}, warnings[reported:]
-        )
+        page = {
+            "page": index + 1,
+            "text": text,
+            "offset": 0,
+            "complete": True,
+            "text_layer": layers.judge(index, text),
+        }
+        _stream_page(position, page, warnings[reported:])
         reported = len(warnings)
 
 
@@ -168,11 +224,12 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         if stream is not None:
             progress.emit("selection", {"page_count": page_count, "selected_pages": len(selection)})
         if stream == "backward":
-            _backward(todo, top, texts, warnings)
+            _backward(todo, top, texts, _Layers(document, warnings))
             pages: list[dict[str, Any]] = []
             next_position = None
         else:
-            pages, next_position = _forward(todo, texts, warnings, args, streamed=stream == "forward")
+            layers = _Layers(document, warnings)
+            pages, next_position = _forward(todo, texts, layers, args, streamed=stream == "forward")
     finally:
         document.close()
     return {

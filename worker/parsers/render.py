@@ -17,7 +17,7 @@ from typing import Any, Final
 import pypdfium2 as pdfium
 
 from worker.errors import WorkerError
-from worker.parsers.common import open_pdfium
+from worker.parsers.common import open_document
 from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
 
 __all__ = ["encode_png", "fit_scale", "run"]
@@ -54,8 +54,8 @@ def encode_png(image: Any) -> bytes:
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     dpi = float(args["dpi"])
     max_pixels = int(args["max_pixels"])
-    warnings: list[str] = []
-    document = open_pdfium(data, args.get("password"))
+    opened = open_document(data, args.get("password"))
+    document, warnings = opened.document, list(opened.warnings)
     try:
         page_count = len(document)
         labels = pdfium_labels(document)

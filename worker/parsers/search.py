@@ -22,6 +22,7 @@ from worker import progress
 from worker.errors import WorkerError
 from worker.parsers.common import open_pdfium
 from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
+from worker.parsers.textnorm import searchable
 
 __all__ = ["run"]
 
@@ -33,13 +34,23 @@ MAX_WARNINGS: Final = 100
 def _compile(args: dict[str, Any]) -> Any:
     query = str(args["query"])
     pattern = query if args.get("regex") else regex.escape(query)
+    prefix = 0
     if args.get("whole_word"):
         pattern = rf"(?<!\w)(?:{pattern})(?!\w)"
+        prefix = pattern.index(query) if args.get("regex") else 0
     flags = regex.VERSION0 | (0 if args.get("case_sensitive") else regex.IGNORECASE | regex.FULLCASE)
     try:
         return regex.compile(pattern, flags)
-    except (regex.error, OverflowError, RecursionError) as exc:
-        raise WorkerError("invalid_arguments", "the query is not a valid regular expression") from exc
+    except regex.error as exc:
+        position = None if exc.pos is None else min(max(0, exc.pos - prefix), len(query))
+        where = f" at position {position} of the query" if args.get("regex") and position is not None else ""
+        raise WorkerError(
+            "invalid_arguments", f"the query is not a valid regular expression: {exc.msg}{where}"
+        ) from exc
+    except (OverflowError, RecursionError) as exc:
+        raise WorkerError(
+            "invalid_arguments", "the query is not a valid regular expression (too complex)"
+        ) from exc
 
 
 _SPACE = regex.compile(r"\s+")
@@ -98,14 +109,18 @@ class _Budget:
             self.left -= time.monotonic() - started
 
 
-def _hit(text: str, span: tuple[int, int], context: int, textpage: Any | None) -> dict[str, Any]:
+def _hit(
+    text: str, span: tuple[int, int], context: int, textpage: Any | None, origin: list[int] | None
+) -> dict[str, Any]:
+    """``origin`` maps ``text`` back to PDFium's characters (``textnorm.searchable``)."""
     begin, end = span
+    first, last = (origin[begin], origin[end - 1] + 1) if origin else (begin, end)
     return {
         "text": text[begin : min(end, begin + MAX_MATCH_CHARS)],
         "offset": begin,
         "before": _flat(text[max(0, begin - context) : begin])[-context:] if context else "",
         "after": _flat(text[end : end + context])[:context] if context else "",
-        "rects": _rects(textpage, begin, end - begin) if textpage is not None else [],
+        "rects": _rects(textpage, first, last - first) if textpage is not None else [],
     }
 
 
@@ -135,9 +150,10 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             loaded = _page_text(document, index, warnings)
             if loaded is None:
                 continue
-            text, page, textpage = loaded
+            raw, page, textpage = loaded
+            text, origin = searchable(raw)
             try:
-                boxes = len(text) == int(textpage.count_chars())
+                boxes = len(raw) == int(textpage.count_chars())
                 if not boxes:
                     warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
                 already = skip if position == 0 else 0
@@ -148,7 +164,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                     if len(hits) == max_results:
                         next_position = {"index": start_index + position, "skip": seen}
                         break
-                    hit = _hit(text, span, context, textpage if boxes else None)
+                    hit = _hit(text, span, context, textpage if boxes else None, origin)
                     label = label or pdfium_label(document, index)
                     hits.append({"page": index + 1, "label": label, **hit})
             finally:

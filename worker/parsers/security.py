@@ -17,6 +17,7 @@ from typing import Any, Final
 import pikepdf
 
 from worker.parsers.common import clean_string, open_pikepdf
+from worker.parsers.decrypt import encryption_facts
 
 __all__ = ["run"]
 
@@ -190,7 +191,7 @@ def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     warnings: list[str] = []
     inventory = _Inventory()
-    with open_pikepdf(data, args.get("password")) as pdf:
+    with open_pikepdf(data, args.get("password"), warnings) as pdf:
         inventory.action(pdf.Root.get("/OpenAction"), "document open")
         inventory.additional(pdf.Root, "document")
         _javascript_names(pdf, inventory)
@@ -206,14 +207,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 inventory.action(annot.get("/A"), f"page {number + 1} {subtype} annotation")
                 inventory.additional(annot, f"page {number + 1} {subtype} annotation")
         form = pdf.Root.get("/AcroForm")
-        encryption = None
-        if pdf.is_encrypted:
-            info = pdf.encryption
-            encryption = {
-                "revision": int(info.R),
-                "key_bits": int(info.bits),
-                "method": str(info.stream_method).rsplit(".", 1)[-1],
-            }
+        encryption = encryption_facts(pdf)
+        if encryption is not None:
+            del encryption["version"]
         facts: dict[str, Any] = {
             "xfa": isinstance(form, pikepdf.Dictionary) and "/XFA" in form,
             "rich_media": rich_media,

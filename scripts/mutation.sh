@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Mutation testing of the supervisor's security-critical modules with mutmut (3.x, in .venv).
+#
+#   scripts/mutation.sh            # every mutant of MODULES, then a score per module and
+#                                  # the diff of each survivor
+#   scripts/mutation.sh 'server.paths.*'   # only the mutants whose names match
+#
+# Mutated: the path policy (server/paths.py), result classification (server/jobs.py,
+# server/joboutput.py), untrusted-result validation (server/untrusted.py) and sanitising
+# (server/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
+# models of server/untrusted.py yield no mutants: tests/test_untrusted.py pins their caps.
+# Each mutant is judged by the fast in-process unit tests of those modules only (the ones whose
+# names end in "over_stdio" spawn the real server and are left out).
+#
+# mutmut reads its settings from pyproject.toml and works in a folder "mutants/" beside it.
+# So that the tree is never touched (others run tests from it while this runs), everything
+# happens in a scratch copy: the sources and tests are copied there, the [tool.mutmut] block
+# below is appended to the copy's pyproject.toml, and the copy is deleted at the end (keep it
+# for `mutmut show NAME` / `mutmut browse` with MUTATION_KEEP=1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+project=$PWD
+mutmut="$project/.venv/bin/mutmut"
+children="${MUTATION_CHILDREN:-$(nproc)}"
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/pdf-airlock-mutation.XXXXXX")
+if [ "${MUTATION_KEEP:-0}" = 1 ]; then
+  echo "scratch copy kept in $scratch" >&2
+else
+  trap 'rm -rf "$scratch"' EXIT
+fi
+
+tar --exclude=__pycache__ -cf - server worker tests pyproject.toml | tar -xf - -C "$scratch"
+if ! grep -q '^\[tool\.mutmut\]' "$scratch/pyproject.toml"; then
+  cat >>"$scratch/pyproject.toml" <<'EOF'
+
+[tool.mutmut]
+source_paths = ["server"]
+only_mutate = [
+    "server/paths.py",
+    "server/jobs.py",
+    "server/joboutput.py",
+    "server/untrusted.py",
+    "server/sanitize.py",
+]
+also_copy = ["worker"]
+pytest_add_cli_args_test_selection = [
+    "tests/test_paths.py",
+    "tests/test_sanitize.py",
+    "tests/test_untrusted.py",
+    "tests/test_classify.py",
+    "-k", "not over_stdio",
+]
+pytest_add_cli_args = ["-p", "no:cacheprovider"]
+EOF
+fi
+
+cd "$scratch"
+# mutmut draws a progress spinner: its output goes to a log, shown only if the run fails.
+if ! "$mutmut" run --max-children "$children" "$@" >run.log 2>&1; then
+  tr '\r' '\n' <run.log | tail -40 >&2
+  exit 1
+fi
+tr '\r' '\n' <run.log | grep -E 'mutations/second|done in' >&2 || true
+"$mutmut" results --all true >results.txt
+
+# Names are "server.paths.x_within__mutmut_3" or "server.paths.xǁPathPolicyǁresolve__mutmut_1".
+# "killed" counts mutants the tests caught (a timeout is caught too); "other" is any other verdict
+# (no tests, suspicious, segfault...).
+echo "| module | killed | survived | other | total |"
+echo "|---|---|---|---|---|"
+awk -F': ' '{
+  module = $1; sub(/^ +/, "", module); sub(/\.x(ǁ|_).*$/, "", module)
+  total[module]++
+  if ($2 == "killed" || $2 == "timeout") killed[module]++
+  else if ($2 == "survived") survived[module]++
+  else other[module]++
+} END {
+  for (m in total) printf "| %s | %d | %d | %d | %d |\n", m, killed[m], survived[m], other[m], total[m]
+}' results.txt | sort
+
+grep -v ': \(killed\|timeout\)$' results.txt | while IFS=': ' read -r name status; do
+  echo
+  "$mutmut" show "$name" 2>/dev/null || echo "# $name: $status"
+done

@@ -1,0 +1,205 @@
+"""Small generated documents, one per class of real-world PDF that once read wrong in the sandbox.
+
+Each is built object by object with pikepdf, so it is exactly the feature its name says: the
+public corpus (pdf.js's test/pdfs, fetched by bench/differential.py, never committed) is where
+these classes were found; these stand in for it in CI.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pikepdf
+
+HYPHENATED_WORD = "compile"
+TO_UNICODE_TEXT = "Grüße ﬁnal €"  # the ligature is what the ToUnicode map says; both engines mend it
+CJK_TEXT = "あいうえお日本語"
+FORM_TEXT = "Text drawn inside a Form XObject"
+
+
+def _save(pdf: pikepdf.Pdf) -> bytes:
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def _helvetica(pdf: pikepdf.Pdf) -> pikepdf.Object:
+    return pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+        )
+    )
+
+
+def _page(pdf: pikepdf.Pdf, content: bytes, resources: pikepdf.Dictionary) -> None:
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=resources,
+        Contents=pdf.make_stream(content),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+
+
+def to_unicode_pdf() -> bytes:
+    """A simple font whose codes 1..N map to text through a ToUnicode CMap (UTF-16BE targets)."""
+    pdf = pikepdf.new()
+    lines = [f"<{code:02x}> <{ord(char):04x}>" for code, char in enumerate(TO_UNICODE_TEXT, start=1)]
+    cmap = (
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+        "/CMapName /Test-UCS def /CMapType 2 def\n"
+        "1 begincodespacerange <00> <ff> endcodespacerange\n"
+        f"{len(lines)} beginbfchar\n" + "\n".join(lines) + "\nendbfchar\n"
+        "endcmap CMapName currentdict /CMap defineresource pop end end\n"
+    ).encode()
+    font = _helvetica(pdf)
+    font.ToUnicode = pdf.make_stream(cmap)
+    codes = "".join(f"{code:02x}" for code in range(1, len(TO_UNICODE_TEXT) + 1))
+    content = f"BT /F1 14 Tf 72 720 Td <{codes}> Tj ET".encode()
+    _page(pdf, content, pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)))
+    return _save(pdf)
+
+
+def predefined_cjk_pdf() -> bytes:
+    """A non-embedded Japanese font with a predefined CMap (UniJIS-UCS2-H): the text decodes only
+    through pdfminer's CMap files (to CIDs, then to Unicode by Adobe-Japan1)."""
+    pdf = pikepdf.new()
+    descendant = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.CIDFontType0,
+            BaseFont=pikepdf.Name("/KozMinPro-Regular"),
+            CIDSystemInfo=pikepdf.Dictionary(Registry="Adobe", Ordering="Japan1", Supplement=4),
+            FontDescriptor=pdf.make_indirect(
+                pikepdf.Dictionary(
+                    Type=pikepdf.Name.FontDescriptor,
+                    FontName=pikepdf.Name("/KozMinPro-Regular"),
+                    Flags=4,
+                    FontBBox=[0, -200, 1000, 900],
+                    ItalicAngle=0,
+                    Ascent=880,
+                    Descent=-120,
+                    CapHeight=740,
+                    StemV=80,
+                )
+            ),
+            DW=1000,
+        )
+    )
+    font = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.Type0,
+            BaseFont=pikepdf.Name("/KozMinPro-Regular-UniJIS-UCS2-H"),
+            Encoding=pikepdf.Name("/UniJIS-UCS2-H"),
+            DescendantFonts=[descendant],
+        )
+    )
+    codes = "".join(f"{ord(char):04x}" for char in CJK_TEXT)
+    content = f"BT /F1 20 Tf 72 720 Td <{codes}> Tj ET".encode()
+    _page(pdf, content, pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)))
+    return _save(pdf)
+
+
+def form_xobject_pdf() -> bytes:
+    """The page's only text is inside a Form XObject it paints with ``Do``."""
+    pdf = pikepdf.new()
+    font = _helvetica(pdf)
+    form = pdf.make_stream(f"BT /F1 12 Tf 0 0 Td ({FORM_TEXT}) Tj ET".encode())
+    form.Type, form.Subtype = pikepdf.Name.XObject, pikepdf.Name.Form
+    form.BBox = [0, 0, 500, 50]
+    form.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font))
+    content = b"q 1 0 0 1 72 700 cm /Fm1 Do Q"
+    _page(pdf, content, pikepdf.Dictionary(XObject=pikepdf.Dictionary(Fm1=form)))
+    return _save(pdf)
+
+
+def hyphenated_pdf() -> bytes:
+    """A word hyphenated across a line break, in a paragraph of several lines."""
+    pdf = pikepdf.new()
+    font = _helvetica(pdf)
+    first, second = HYPHENATED_WORD[:3], HYPHENATED_WORD[3:]
+    lines = [
+        "The tracing compiler must record and",
+        f"then {first}-",
+        f"{second} the hot loops of the program.",
+    ]
+    shown = " ".join(f"({line}) Tj T*" for line in lines)
+    content = f"BT /F1 12 Tf 14 TL 72 720 Td {shown} ET".encode()
+    _page(pdf, content, pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)))
+    return _save(pdf)
+
+
+def glyph_codes_pdf() -> bytes:
+    """Page 1 reads; page 2's text is glyph codes with no Unicode meaning (a subset font without
+    a ToUnicode map, as TAMReview.pdf has): control characters and a little punctuation."""
+    pdf = pikepdf.new()
+    font = _helvetica(pdf)
+    resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font))
+    _page(pdf, b"BT /F1 12 Tf 72 720 Td (A page with a proper text layer.) Tj ET", resources)
+    codes = bytes(range(4, 31)) * 4 + b"!,."
+    hex_codes = codes.hex()
+    _page(pdf, f"BT /F1 12 Tf 72 720 Td <{hex_codes}> Tj ET".encode(), resources)
+    return _save(pdf)
+
+
+def image_only_pdf() -> bytes:
+    """A page that is one image and no text: what a scanner or a fax makes."""
+    pdf = pikepdf.new()
+    image = pikepdf.Stream(pdf, bytes([200, 200, 200]) * 64)
+    image.Type, image.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+    image.Width, image.Height, image.BitsPerComponent = 8, 8, 8
+    image.ColorSpace = pikepdf.Name.DeviceRGB
+    content = b"q 612 0 0 792 0 0 cm /Im1 Do Q"
+    _page(pdf, content, pikepdf.Dictionary(XObject=pikepdf.Dictionary(Im1=image)))
+    return _save(pdf)
+
+
+XFA_DATASETS = (
+    b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "AAAAAAAAAAAAAAAAAAAA"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>'
+    b'<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data><form1>'
+    b"<Applicant><Name>Ada Lovelace</Name><Bomb>&b;</Bomb></Applicant><Terms>R & D</Terms>"
+    b"</form1></xfa:data></xfa:datasets>"
+)
+
+
+def forms_pdf() -> bytes:
+    """An AcroForm with a labelled (/TU) text field and a check box whose on state is /Agree, and
+    an XFA datasets packet (with a stray '&', as real forms have, and an entity bomb that must
+    not expand)."""
+    pdf = pikepdf.new()
+    _page(pdf, b"", pikepdf.Dictionary())
+    page = pdf.pages[0]
+    on = pdf.make_stream(b"0 0 10 10 re f")
+    off = pdf.make_stream(b"")
+    box = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Annot,
+            Subtype=pikepdf.Name.Widget,
+            FT=pikepdf.Name.Btn,
+            T=pikepdf.String("agree"),
+            TU=pikepdf.String("I agree to the terms"),
+            V=pikepdf.Name("/Agree"),
+            AS=pikepdf.Name("/Agree"),
+            Rect=[72, 600, 82, 610],
+            AP=pikepdf.Dictionary(N=pikepdf.Dictionary(Agree=on, Off=off)),
+            P=page.obj,
+        )
+    )
+    name = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Annot,
+            Subtype=pikepdf.Name.Widget,
+            FT=pikepdf.Name.Tx,
+            T=pikepdf.String("name"),
+            TU=pikepdf.String("Full name"),
+            V=pikepdf.String("Ada Lovelace"),
+            Rect=[72, 700, 300, 720],
+            P=page.obj,
+        )
+    )
+    page.obj.Annots = pdf.make_indirect(pikepdf.Array([name, box]))
+    xfa = pikepdf.Array([pikepdf.String("datasets"), pdf.make_stream(XFA_DATASETS)])
+    pdf.Root.AcroForm = pdf.make_indirect(pikepdf.Dictionary(Fields=[name, box], XFA=xfa))
+    return _save(pdf)
