@@ -26,11 +26,16 @@ its in-process jobs one after the other, so the two never share the CPU. Classes
   ``memory_limit`` on one side only), counted apart: the resource limits differ by design;
 - ``in-process not run``: the sandbox child died of a signal, which would kill this process.
 
+A differing job runs once more on each side, and its detail says whether each side's answer
+changed ("run again: sandbox same, in-process differs"): a side that changes is the parser's
+nondeterminism or state left by earlier documents in this process, not the sandbox.
+
 ``internal``, ``crashed`` and ``sandbox_violation`` are bugs wherever they appear, even on both
 sides. ``--strict-loads`` sets ``PDF_AIRLOCK_STRICT_LOADS=1`` for the zygote
 (``worker.strict_loads``): a lazy load after sandboxing is then an ``internal`` error naming it.
 Prints a markdown table (for docs/robustness.md) and the files of each class; ``--out`` writes
-every job's outcome and raw differences as JSON.
+every job's outcome and raw differences as JSON. If worker/ changed or the zygote restarted
+during the run, the header says so: the two sides may have run different code.
 """
 
 from __future__ import annotations
@@ -74,7 +79,20 @@ from server.log import configure_logging, report_logger  # noqa: E402
 from server.pool import STRICT_LOADS_ENV, Pool  # noqa: E402
 from server.selftest import job_limits  # noqa: E402
 
-__all__ = ["JOBS", "Difference", "InProcess", "JobRecord", "Side", "compare", "diff_document", "sandbox_pool"]
+__all__ = [
+    "JOBS",
+    "Difference",
+    "InProcess",
+    "JobRecord",
+    "Side",
+    "bugs",
+    "compare",
+    "diff_document",
+    "jobs_for",
+    "sandbox_pool",
+    "sandbox_settings",
+    "text_hint",
+]
 
 SANDBOX_TIMEOUT_S: Final = 60.0
 # In-process guards, far above the sandbox's limits: only a runaway parse meets them.

@@ -1,27 +1,51 @@
 #!/usr/bin/env bash
 # Mutation testing of the supervisor's security-critical modules with mutmut (3.x, in .venv).
 #
-#   scripts/mutation.sh            # every mutant of MODULES, then a score per module and
-#                                  # the diff of each survivor
+#   scripts/mutation.sh                    # the "boundary" set (below), then a score per module
+#                                          # and the diff of each survivor
+#   scripts/mutation.sh --modules signed   # another set: boundary, signed or all
 #   scripts/mutation.sh 'server.paths.*'   # only the mutants whose names match
 #
-# Mutated: the path policy (server/paths.py), result classification (server/jobs.py,
-# server/joboutput.py), untrusted-result validation (server/untrusted.py) and sanitising
-# (server/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
-# models of server/untrusted.py yield no mutants: tests/test_untrusted.py pins their caps.
-# Each mutant is judged by the fast in-process unit tests of those modules only (the ones whose
-# names end in "over_stdio" spawn the real server and are left out).
+# Sets (the default, "boundary", is the affordable run on 2 cores; "all" is both in one run):
+# - boundary: the path policy (server/paths.py), result classification (server/jobs.py,
+#   server/joboutput.py), untrusted-result validation (server/untrusted.py) and sanitising
+#   (server/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
+#   models of server/untrusted.py yield no mutants: tests/test_untrusted.py pins their caps.
+# - signed: what a client or the disk hands back under a MAC: signed cursors (server/cursor.py)
+#   and the disk cache's checks of its entries, key file and directory (server/cache.py).
+# Each mutant is judged by the fast in-process unit tests of its set only (the ones whose names
+# end in "over_stdio" spawn the real server and are left out).
 #
 # mutmut reads its settings from pyproject.toml and works in a folder "mutants/" beside it.
 # So that the tree is never touched (others run tests from it while this runs), everything
-# happens in a scratch copy: the sources and tests are copied there, the [tool.mutmut] block
-# below is appended to the copy's pyproject.toml, and the copy is deleted at the end (keep it
-# for `mutmut show NAME` / `mutmut browse` with MUTATION_KEEP=1).
+# happens in a scratch copy: the sources and tests are copied there, a [tool.mutmut] block for
+# the chosen set is appended to the copy's pyproject.toml, and the copy is deleted at the end
+# (keep it for `mutmut show NAME` / `mutmut browse` with MUTATION_KEEP=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project=$PWD
 mutmut="$project/.venv/bin/mutmut"
 children="${MUTATION_CHILDREN:-$(nproc)}"
+
+modules_boundary=(server/paths.py server/jobs.py server/joboutput.py server/untrusted.py server/sanitize.py)
+tests_boundary=(tests/test_paths.py tests/test_sanitize.py tests/test_untrusted.py tests/test_classify.py)
+modules_signed=(server/cursor.py server/cache.py)
+tests_signed=(tests/test_cursor.py tests/test_cache_checks.py)
+
+set_name=boundary
+case "${1:-}" in
+  --modules) set_name="${2:?--modules needs a set: boundary, signed or all}"; shift 2 ;;
+  --modules=*) set_name="${1#--modules=}"; shift ;;
+esac
+case "$set_name" in
+  boundary) modules=("${modules_boundary[@]}") tests=("${tests_boundary[@]}") ;;
+  signed) modules=("${modules_signed[@]}") tests=("${tests_signed[@]}") ;;
+  all)
+    modules=("${modules_boundary[@]}" "${modules_signed[@]}")
+    tests=("${tests_boundary[@]}" "${tests_signed[@]}")
+    ;;
+  *) echo "unknown set '$set_name': boundary, signed or all" >&2; exit 2 ;;
+esac
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/pdf-airlock-mutation.XXXXXX")
 if [ "${MUTATION_KEEP:-0}" = 1 ]; then
@@ -30,30 +54,24 @@ else
   trap 'rm -rf "$scratch"' EXIT
 fi
 
+toml_items() { # a b -> "a", "b", (the items of a TOML array)
+  printf '"%s", ' "$@"
+}
+
 tar --exclude=__pycache__ -cf - server worker tests pyproject.toml | tar -xf - -C "$scratch"
-if ! grep -q '^\[tool\.mutmut\]' "$scratch/pyproject.toml"; then
-  cat >>"$scratch/pyproject.toml" <<'EOF'
+if grep -q '^\[tool\.mutmut\]' "$scratch/pyproject.toml"; then
+  echo "pyproject.toml has its own [tool.mutmut]: remove it, this script writes one per set" >&2
+  exit 2
+fi
+cat >>"$scratch/pyproject.toml" <<EOF
 
 [tool.mutmut]
 source_paths = ["server"]
-only_mutate = [
-    "server/paths.py",
-    "server/jobs.py",
-    "server/joboutput.py",
-    "server/untrusted.py",
-    "server/sanitize.py",
-]
+only_mutate = [$(toml_items "${modules[@]}")]
 also_copy = ["worker"]
-pytest_add_cli_args_test_selection = [
-    "tests/test_paths.py",
-    "tests/test_sanitize.py",
-    "tests/test_untrusted.py",
-    "tests/test_classify.py",
-    "-k", "not over_stdio",
-]
+pytest_add_cli_args_test_selection = [$(toml_items "${tests[@]}")"-k", "not over_stdio"]
 pytest_add_cli_args = ["-p", "no:cacheprovider"]
 EOF
-fi
 
 cd "$scratch"
 # mutmut draws a progress spinner: its output goes to a log, shown only if the run fails.

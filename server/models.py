@@ -49,6 +49,7 @@ from server.untrusted import (
     SearchHit,
     SecurityEncryption,
     Signature,
+    XfaField,
 )
 
 __all__ = [
@@ -285,6 +286,7 @@ class PdfAnnotationsOutput(_Source):
 class PdfFormsOutput(_Source):
     fields: list[FormField]
     xfa: bool
+    xfa_fields: list[XfaField] = Field(description="An XFA form's data: dotted names and values.")
     cursor: str | None
     warnings: list[str]
 

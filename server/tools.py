@@ -361,7 +361,10 @@ async def pdf_forms(runner: JobRunner, args: PdfFormsInput, document: Document) 
     lines = [f"{output.source}: {len(output.fields)} form field(s)" + (", XFA present" if output.xfa else "")]
     for field in output.fields:
         where = f" (page {field.page})" if field.page else ""
-        lines.append(f"{field.name} [{field.type}]{where} = {field.value!r}")
+        label = f" ({field.label!r})" if field.label else ""
+        on = f" on={'/'.join(field.export_values)}" if field.export_values else ""
+        lines.append(f"{field.name}{label} [{field.type}{on}]{where} = {field.value!r}")
+    lines += [f"XFA {field.name} = {field.value!r}" for field in output.xfa_fields]
     return output, _text(lines + _more(output.cursor), output.warnings)
 
 

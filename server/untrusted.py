@@ -49,6 +49,7 @@ __all__ = [
     "StreamLine",
     "StreamedPage",
     "StreamedSelection",
+    "XfaField",
 ]
 
 _MAX_TEXT = 4096
@@ -258,17 +259,27 @@ class FormField(_UntrustedModel):
     name: Annotated[str, Field(max_length=2000)] = Field(
         description="Fully qualified name, e.g. 'customer.name'."
     )
+    label: Annotated[str, Field(max_length=500)] | None = Field(description="Its user-facing label (/TU).")
     type: Literal["text", "button", "choice", "signature", "unknown"]
-    value: Bounded | list[Annotated[str, Field(max_length=1000)]] | None
+    export_values: list[Annotated[str, Field(max_length=200)]] = Field(
+        max_length=100, description="A check box's or radio button's on-state values."
+    )
+    value: Bounded | Annotated[list[Annotated[str, Field(max_length=1000)]], Field(max_length=500)] | None
     options: list[Annotated[str, Field(max_length=500)]] = Field(max_length=500)
     flags: int
     page: int | None = Field(ge=1)
     rect: Rect | None = Field(max_length=4)
 
 
+class XfaField(_UntrustedModel):
+    name: Annotated[str, Field(max_length=500)]
+    value: Annotated[str, Field(max_length=4000)]
+
+
 class PdfFormsUntrusted(_UntrustedModel):
     fields: list[FormField] = Field(max_length=20_000)
     xfa: bool
+    xfa_fields: list[XfaField] = Field(max_length=2000)
     next_start: int | None = Field(ge=1)
     warnings: list[Bounded] = Field(max_length=100)
 

@@ -203,3 +203,13 @@ def forms_pdf() -> bytes:
     xfa = pikepdf.Array([pikepdf.String("datasets"), pdf.make_stream(XFA_DATASETS)])
     pdf.Root.AcroForm = pdf.make_indirect(pikepdf.Dictionary(Fields=[name, box], XFA=xfa))
     return _save(pdf)
+
+
+def operator_in_array_pdf() -> bytes:
+    """A TJ array holding an operator (as bug1953099.pdf has): qpdf's content parser refuses it
+    with a TypeError, which must be a warning, not a failed call."""
+    pdf = pikepdf.new()
+    font = _helvetica(pdf)
+    content = b"BT /F1 12 Tf 72 720 Td [(Hello) Tj (world)] TJ ET"
+    _page(pdf, content, pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)))
+    return _save(pdf)

@@ -44,6 +44,7 @@ def stopped(sig: int) -> int:
 
 def outcome(
     status: int | None = 0,
+    *,
     output: bytes = ENVELOPE,
     peak_kb: int | None = None,
     **flags: Any,
@@ -91,7 +92,7 @@ def test_an_envelope_taken_before_the_reap_is_judged_alone() -> None:
     ],
 )
 def test_what_the_supervisor_did_wins_over_the_exit_status(
-    flags: dict[str, bool], code: str, message: str
+    flags: dict[str, Any], code: str, message: str
 ) -> None:
     """The supervisor killed the child for a reason: that reason is the code, whatever the
     child's status (SIGKILL near the budget would otherwise read as memory_limit) or output."""

@@ -70,6 +70,22 @@ async def test_sandbox_and_in_process_give_identical_answers() -> None:
             assert EXPECTED_TEXT.get(name, "") in text, (name, record.job)
 
 
+async def test_repair_warnings_are_the_same_in_and_out_of_the_sandbox() -> None:
+    """A stream keyword followed by a lone CR: qpdf repairs it with a warning naming the input."""
+    damaged = pdfs.text_pdf(["CR only"]).replace(b"stream\n", b"stream\r", 1)
+    settings = differential.sandbox_settings(jobs=1)
+    async with differential.sandbox_pool(settings) as pool:
+        in_process = differential.InProcess(settings, guard_s=None)
+        jobs = differential.jobs_for(tools={"pdf_info"})
+        [record] = await differential.diff_document(pool, in_process, settings, damaged, jobs)
+    assert record.sandbox.result is not None
+    assert record.sandbox.result["repair"]["warning_count"] == 1
+    assert record.differences == []
+    # qpdf names its input by the stream's repr, a heap address the same in every child of a
+    # zygote: never shown (it would tell a client the zygote's heap layout).
+    assert "0x" not in record.sandbox.result["repair"]["warnings"][0]
+
+
 def _read(texts: list[str]) -> differential.Side:
     pages = [{"page": n, "text": text, "offset": 0, "complete": True} for n, text in enumerate(texts, 1)]
     return differential.Side(result={"engine": "fast", "pages": pages, "warnings": []}, wall_ms=1.0)

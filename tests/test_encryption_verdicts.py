@@ -214,22 +214,7 @@ def _check_readable(results: dict[str, Any], locked: bool, xmp: bool) -> None:
         ]
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="pdf_read's layout engine and pdf_search take open_document's pdfminer input and "
-                "warnings only with the read.py/search.py diff of issue 28; remove this mark with it",
-            ),
-        )
-        if name == "attachments-only"
-        else name
-        for name in VARIANTS
-    ],
-)
+@pytest.mark.parametrize("name", VARIANTS)
 async def test_every_tool_gives_one_verdict(variants: Path, name: str) -> None:
     variant, path = VARIANTS[name], f"{name}.pdf"
     async with connect(variants) as client:

@@ -23,7 +23,14 @@ from conftest import ALL_TOOLS, PROJECT, connect, server_command
 from mcp.shared.message import SessionMessage
 
 from server.config import Settings
-from server.handshake import FAST_HANDSHAKE_ENV, HANDSHAKE_VERSIONS, MODERN_VERSIONS, fast_answer, fast_frame
+from server.handshake import (
+    FAST_HANDSHAKE_ENV,
+    HANDSHAKE_VERSIONS,
+    INSTRUCTIONS,
+    MODERN_VERSIONS,
+    fast_answer,
+    fast_frame,
+)
 from server.pool import Pool
 from server.protocol import build_server
 
@@ -196,6 +203,17 @@ def test_tools_list_snapshot_is_the_live_answer() -> None:
     assert stored == snapshot(), "stale: run python scripts/tools_list_snapshot.py"
     assert stored["versions"] == list(HANDSHAKE_VERSIONS)
     assert {tool["name"] for tool in stored["result"]["tools"]} == ALL_TOOLS
+
+
+def test_instructions_say_once_what_every_tool_shares() -> None:
+    """The tools' schemas leave the shared rules to the instructions: the whole error taxonomy,
+    the page selector syntax, the cursor rule and the fields every result carries."""
+    from server.errors import CODES
+
+    listed = INSTRUCTIONS.split("code is one of: ", 1)[1].rstrip(".")
+    assert set(listed.split(", ")) == CODES
+    for told in ("'1-3,7'", "'iv'", "cursor", "same arguments", "source", "sha256", "size_bytes", "base64"):
+        assert told in INSTRUCTIONS, told
 
 
 def test_unusual_handshake_waits_for_the_sdk(docs: Path) -> None:

@@ -556,7 +556,6 @@ def test_a_failed_seal_closes_the_memfd(monkeypatch: pytest.MonkeyPatch) -> None
     assert len(os.listdir("/proc/self/fd")) == before
 
 
-@pytest.mark.xfail(strict=True, reason="the length pre-check counts base64 padding as data")
 def test_padded_inline_data_at_the_cap_opens() -> None:
     """10 bytes encode to 16 characters ending in "=="; 16 * 3 // 4 is 12, so a cap of 10 (or
     11) refuses a 10-byte document, and reports it as 12 bytes."""

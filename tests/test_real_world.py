@@ -87,3 +87,33 @@ async def test_text_layer_says_when_a_page_cannot_be_read(tmp_path: Path, engine
     # A page left blank on purpose has no text and no image: no warning.
     assert [page["text_layer"] for page in blank["pages"]] == ["ok", "none"]
     assert blank["warnings"] == []
+
+
+async def test_form_labels_export_values_and_xfa_data(tmp_path: Path) -> None:
+    pdfs.write(tmp_path / "forms.pdf", realworld.forms_pdf())
+    async with connect(tmp_path) as client:
+        result = await client.call_tool("pdf_forms", {"path": "forms.pdf"})
+    forms = result.structured_content
+    assert [(f["name"], f["label"], f["type"], f["export_values"], f["value"]) for f in forms["fields"]] == [
+        ("name", "Full name", "text", [], "Ada Lovelace"),
+        ("agree", "I agree to the terms", "button", ["Agree"], "Agree"),
+    ]
+    # The XFA data, read by a parser that expands no entity and reads past a stray '&'.
+    assert forms["xfa"] is True
+    assert forms["xfa_fields"] == [
+        {"name": "form1.Applicant.Name", "value": "Ada Lovelace"},
+        {"name": "form1.Applicant.Bomb", "value": ""},
+        {"name": "form1.Terms", "value": "R  D"},
+    ]
+    assert "agree ('I agree to the terms') [button on=Agree]" in result.content[0].text
+
+
+async def test_security_scan_survives_an_operator_inside_an_array(tmp_path: Path) -> None:
+    pdfs.write(tmp_path / "odd.pdf", realworld.operator_in_array_pdf())
+    async with connect(tmp_path) as client:
+        result = await client.call_tool("pdf_security", {"path": "odd.pdf"})
+    assert result.is_error is False, result.structured_content
+    assert (
+        "page 1: content stream could not be parsed for hidden-text signals"
+        in result.structured_content["warnings"]
+    )

@@ -84,7 +84,7 @@ def _warm_codecs() -> None:
 def warm_up() -> None:
     """Import and exercise every engine; raises if an engine does not work at all."""
     from worker import cmaps
-    from worker.parsers import get_parser
+    from worker.parsers import decrypt, get_parser
 
     _warm_codecs()
     cmaps.preload()
@@ -117,6 +117,7 @@ def warm_up() -> None:
     if _WARMUP_TEXT not in layout["pages"][0]["text"]:
         raise RuntimeError("pdfminer failed its warm-up")
     _warm_crypto()
+    decrypt.warm_up()
 
 
 def _warm_xfa() -> None:

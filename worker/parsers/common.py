@@ -70,6 +70,8 @@ def _limit_hit(before: int) -> bool:
 
 def check_header(data: bytes) -> None:
     """A PDF must carry ``%PDF-`` within its first KiB (readers tolerate leading junk up to that)."""
+    if not data:
+        raise WorkerError("not_a_pdf", "the file is empty (0 bytes)")
     if b"%PDF-" not in data[:HEADER_SEARCH_BYTES]:
         raise WorkerError("not_a_pdf", "the input has no PDF header in its first 1024 bytes")
 
@@ -85,8 +87,10 @@ def clean_string(value: object, limit: int = MAX_STRING_CHARS) -> str:
 def password_error(password: str | None) -> WorkerError:
     """The verdict when no engine opens the document with ``password``."""
     if password:
-        return WorkerError("wrong_password", "the password does not open this document")
-    return WorkerError("encrypted", "the document is encrypted; pass its password")
+        return WorkerError("wrong_password", "the password given in `password` does not open this document")
+    return WorkerError(
+        "encrypted", "the document is encrypted: call again with its password in the `password` argument"
+    )
 
 
 def _qpdf(data: bytes, password: str | None) -> pikepdf.Pdf:

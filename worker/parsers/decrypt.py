@@ -37,6 +37,7 @@ _PLACEHOLDER_KEY_HEX: Final = "00" * 32
 _AES_256_VERSION: Final = 5
 _AES_256_BITS: Final = 256
 _DEFAULT_KEY_BITS: Final = 40  # /Length's default (ISO 32000-1, table 20)
+_MAX_RC4_AES128_BITS: Final = 128
 _NONE: Final = EncryptionMethod.none
 _LOCKED_NOTE: Final = (
     "only the embedded files are encrypted: the document is readable without its password; "
@@ -96,13 +97,19 @@ def plain_copy(pdf: pikepdf.Pdf) -> bytes:
 
 
 def _key_bits(pdf: pikepdf.Pdf) -> int:
-    """Without a password qpdf knows no key: the length the /Encrypt dictionary declares."""
+    """Without a password qpdf knows no key: the length the /Encrypt dictionary declares, if it
+    is a possible one (0 if not)."""
     encrypt = pdf.trailer.get("/Encrypt")
     if not isinstance(encrypt, pikepdf.Dictionary):
         return 0
-    if int(encrypt.get("/V", 0)) >= _AES_256_VERSION:
+    try:
+        version = int(encrypt.get("/V", 0))
+        bits = int(encrypt.get("/Length", _DEFAULT_KEY_BITS))
+    except (TypeError, ValueError, OverflowError, pikepdf.PdfError):
+        return 0
+    if version >= _AES_256_VERSION:
         return _AES_256_BITS
-    return int(encrypt.get("/Length", _DEFAULT_KEY_BITS))
+    return bits if _DEFAULT_KEY_BITS <= bits <= _MAX_RC4_AES128_BITS else 0
 
 
 def encryption_facts(pdf: pikepdf.Pdf) -> dict[str, Any] | None:

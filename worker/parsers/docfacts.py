@@ -20,7 +20,7 @@ __all__ = ["feature_flags", "reconcile", "repair_report", "xmp_metadata"]
 MAX_XMP_KEYS: Final = 64
 MAX_REPAIR_MESSAGES: Final = 20
 _PREFIXES: Final = dict(DEFAULT_NAMESPACES)
-_WARNING_SOURCE = re.compile(r"^stream <[^>]*>:\s*")
+_WARNING_SOURCE = re.compile(r"stream <[^>]*>[,:]?\s*")  # qpdf names the input by its repr: an address
 # qpdf quotes PDF names it stumbled on (dictionary keys, filters): document text, so it is not
 # passed on; offsets and object numbers stay.
 _PDF_NAME = re.compile(r"/[^\s/,;:()<>\[\]{}]+")

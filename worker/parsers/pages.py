@@ -102,8 +102,10 @@ def select_pages(selector: str | None, page_count: int, labels: Labels | None = 
             first_text, dash, last_text = match.groups()
             first = int(first_text) if first_text else 1
             last = int(last_text) if last_text else (page_count if dash else first)
-            if first < 1 or last < first:
-                raise WorkerError("invalid_arguments", f"invalid page range {part.strip()!r}")
+            if first < 1:
+                raise WorkerError("invalid_arguments", f"page {part.strip()!r}: pages start at 1")
+            if last < first:
+                raise WorkerError("invalid_arguments", f"page range {part.strip()!r} runs backwards")
             if last > page_count:
                 raise WorkerError(
                     "page_out_of_range",

@@ -27,7 +27,8 @@ import pypdfium2.raw as pdfium_c
 
 from worker import progress
 from worker.errors import WorkerError
-from worker.parsers.common import open_pdfium
+from worker.parsers.common import open_document
+from worker.parsers.layoutchars import Mender
 from worker.parsers.pages import pdfium_labels, select_pages
 from worker.parsers.textnorm import layout_text, pdfium_text, text_layer
 
@@ -70,6 +71,7 @@ def _layout_texts(data: bytes, password: str | None, indices: list[int]) -> Iter
     texts: dict[int, str] = {}
     order = iter(indices)
     want = next(order, None)
+    mender = Mender(data, password, _layout_strings)  # characters pdfminer could not decode
     try:
         # all_texts: text inside Form XObjects (LTFigure) is analysed into lines too.
         laparams = LAParams(all_texts=True)
@@ -77,7 +79,7 @@ def _layout_texts(data: bytes, password: str | None, indices: list[int]) -> Iter
             io.BytesIO(data), password=password or "", page_numbers=set(wanted), laparams=laparams
         )
         for index, layout in zip(wanted, layouts, strict=False):
-            texts[index] = layout_text("".join(_layout_strings(layout)))
+            texts[index] = layout_text(mender.text(index, layout))
             while want is not None and want in texts:
                 yield texts.pop(want)
                 want = next(order, None)
@@ -86,6 +88,8 @@ def _layout_texts(data: bytes, password: str | None, indices: list[int]) -> Iter
         raise WorkerError(code, "pdfminer could not open the encrypted document") from exc
     except (PDFSyntaxError, PSException, KeyError, TypeError, ValueError) as exc:
         raise WorkerError("malformed", "pdfminer could not parse the document") from exc
+    finally:
+        mender.close()
     if want is not None:
         raise WorkerError("malformed", "pdfminer found fewer pages than PDFium")
 
@@ -207,9 +211,11 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     if stream not in (None, *STREAMS):
         raise WorkerError("invalid_arguments", "stream must be 'forward' or 'backward'")
 
-    warnings: list[str] = []
-    document = open_pdfium(data, password)
+    opened = open_document(data, password)  # PDFium reads qpdf's decrypted copy if it refused
+    document, warnings = opened.document, list(opened.warnings)
     try:
+        if engine == "layout":
+            data, password = opened.layout_input()
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
         todo = selection[int(args.get("start_index", 0)) :]

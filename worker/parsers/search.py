@@ -20,7 +20,7 @@ import regex
 
 from worker import progress
 from worker.errors import WorkerError
-from worker.parsers.common import open_pdfium
+from worker.parsers.common import open_document
 from worker.parsers.pages import pdfium_label, pdfium_labels, select_pages
 from worker.parsers.textnorm import searchable
 
@@ -124,6 +124,40 @@ def _hit(
     }
 
 
+class _Page:
+    """One page's searchable text (``textnorm.searchable``) and its character boxes."""
+
+    def __init__(self, document: Any, index: int, raw: str, textpage: Any, warnings: list[str]) -> None:
+        self.document, self.index, self.textpage = document, index, textpage
+        self.text, self.origin = searchable(raw)
+        self.boxes = len(raw) == int(textpage.count_chars())
+        if not self.boxes:
+            warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
+
+    def collect(
+        self,
+        budget: _Budget,
+        pattern: Any,
+        *,
+        context: int,
+        already: int,
+        hits: list[dict[str, Any]],
+        most: int,
+    ) -> int | None:
+        """Append this page's hits after the first ``already``; returns the number of hits on
+        the page seen when ``most`` is reached (where to go on from), else None."""
+        label = None  # looked up once per page, and only for a page with a hit
+        for seen, span in enumerate(budget.spans(pattern, self.text, self.index + 1)):
+            if seen < already:
+                continue
+            if len(hits) == most:
+                return seen
+            hit = _hit(self.text, span, context, self.textpage if self.boxes else None, self.origin)
+            label = label or pdfium_label(self.document, self.index)
+            hits.append({"page": self.index + 1, "label": label, **hit})
+        return None
+
+
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     pattern = _compile(args)
     max_results = int(args["max_results"])
@@ -135,7 +169,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     warnings: list[str] = []
     hits: list[dict[str, Any]] = []
     next_position: dict[str, int] | None = None
-    document = open_pdfium(data, args.get("password"))
+    opened = open_document(data, args.get("password"))
+    document = opened.document
+    warnings.extend(opened.warnings)
     try:
         page_count = len(document)
         labels = pdfium_labels(document)
@@ -151,22 +187,13 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             if loaded is None:
                 continue
             raw, page, textpage = loaded
-            text, origin = searchable(raw)
             try:
-                boxes = len(raw) == int(textpage.count_chars())
-                if not boxes:
-                    warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
-                already = skip if position == 0 else 0
-                label = None  # looked up once per page, and only for a page with a hit
-                for seen, span in enumerate(budget.spans(pattern, text, index + 1)):
-                    if seen < already:
-                        continue
-                    if len(hits) == max_results:
-                        next_position = {"index": start_index + position, "skip": seen}
-                        break
-                    hit = _hit(text, span, context, textpage if boxes else None, origin)
-                    label = label or pdfium_label(document, index)
-                    hits.append({"page": index + 1, "label": label, **hit})
+                page_hits = _Page(document, index, raw, textpage, warnings)
+                stopped = page_hits.collect(
+                    budget, pattern, context, skip if position == 0 else 0, hits, max_results
+                )
+                if stopped is not None:
+                    next_position = {"index": start_index + position, "skip": stopped}
             finally:
                 textpage.close()
                 page.close()

@@ -150,7 +150,7 @@ def _hidden_text(pdf: pikepdf.Pdf, warnings: list[str]) -> dict[str, int]:
                 )
                 continue
             instructions = pikepdf.parse_content_stream(page)
-        except (pikepdf.PdfError, ValueError):
+        except (pikepdf.PdfError, ValueError, TypeError):  # TypeError: an operator inside an array
             warnings.append(f"page {number + 1}: content stream could not be parsed for hidden-text signals")
             continue
         signals["pages_scanned"] += 1
