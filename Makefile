@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: serve test lint check-tests clean
+.PHONY: serve test check lint check-tests clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -m venv $(VENV) >&2
@@ -25,6 +25,10 @@ lint: $(STAMP)
 # Runs the container tests too when a Docker engine can be set up here (see scripts/test.sh).
 test: lint
 	@scripts/test.sh
+
+# The inner loop: lint and every test that needs no container (a few minutes).
+check: lint
+	@PDF_AIRLOCK_DOCKER=0 scripts/test.sh
 
 clean:
 	@rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

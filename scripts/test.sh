@@ -12,7 +12,10 @@ docker_possible() {
   [ "$(id -u)" = 0 ] && { command -v dockerd >/dev/null || command -v apt-get >/dev/null; }
 }
 
+say() { echo "== $*" >&2; }
+
 if [ "${PDF_AIRLOCK_DOCKER:-}" != "0" ] && docker_possible; then
+  say "container tests: installing Docker if needed, starting a private dockerd, building the image (minutes on a first run; \`make check\` skips them)"
   if scripts/container.sh setup && scripts/container.sh start && size=$(scripts/container.sh build); then
     trap 'scripts/container.sh stop' EXIT
     export PDF_AIRLOCK_DOCKER=1
@@ -29,4 +32,5 @@ elif [ "${PDF_AIRLOCK_REQUIRE_DOCKER:-}" = 1 ]; then
   exit 1
 fi
 
+say "running the test suite"
 .venv/bin/pytest "$@"

@@ -157,8 +157,8 @@ def _read_key_file(path: Path) -> bytes:
         fd = os.open(path, _OPEN_READ)
     except OSError as exc:
         raise CacheKeyError(f"{path} {_why(exc, 'read')}") from exc
-    with os.fdopen(fd, "rb") as key_file:
-        info = os.fstat(key_file.fileno())
+    try:  # the raw descriptor: os.fdopen would refuse a directory with its own error
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise CacheKeyError(f"{path} is not a regular file")
         if info.st_uid != os.geteuid():
@@ -166,10 +166,12 @@ def _read_key_file(path: Path) -> bytes:
         if stat.S_IMODE(info.st_mode) & _PRIVATE_MODE_BITS:
             mode = stat.S_IMODE(info.st_mode)
             raise CacheKeyError(f"{path} has mode {mode:04o}; it must be 0600 or stricter")
-        secret = key_file.read(KEY_BYTES + 1)
+        secret = _read_at_most(fd, KEY_BYTES + 1)  # never the whole of a planted huge file
+    finally:
+        os.close(fd)
     if len(secret) != KEY_BYTES:
         raise CacheKeyError(
-            f"{path} holds {len(secret)} bytes, not {KEY_BYTES}; remove it to make a new one "
+            f"{path} holds {info.st_size} bytes, not {KEY_BYTES}; remove it to make a new one "
             "(the disk cache then starts afresh)"
         )
     return secret

@@ -213,3 +213,74 @@ def operator_in_array_pdf() -> bytes:
     content = b"BT /F1 12 Tf 72 720 Td [(Hello) Tj (world)] TJ ET"
     _page(pdf, content, pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)))
     return _save(pdf)
+
+
+SHORT_RANGE_LINES = ("Label: 日本語のテキスト", "Label: Grüße aus Köln")  # one a page
+_SHORT_RANGE_ALPHABET = "".join(dict.fromkeys("".join(line[len("Label: ") :] for line in SHORT_RANGE_LINES)))
+
+
+def _short_range_font(pdf: pikepdf.Pdf) -> pikepdf.Object:
+    """A Type0 font (Identity-H: CID N draws ``_SHORT_RANGE_ALPHABET[N - 1]``) whose ToUnicode
+    map writes each range's start code in two bytes and its end in one: PDFium reads the map,
+    pdfminer ignores those ranges ("the start and end byte have different lengths") and writes
+    ``(cid:N)``."""
+    ranges = [
+        f"<{code:04x}> <{code:02x}> <{ord(char):04x}>" for code, char in enumerate(_SHORT_RANGE_ALPHABET, 1)
+    ]
+    cmap = (
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+        "/CMapName /Test-UCS def /CMapType 2 def\n"
+        "1 begincodespacerange <0000> <ffff> endcodespacerange\n"
+        f"{len(ranges)} beginbfrange\n" + "\n".join(ranges) + "\nendbfrange\n"
+        "endcmap CMapName currentdict /CMap defineresource pop end end\n"
+    ).encode()
+    descriptor = pikepdf.Dictionary(
+        Type=pikepdf.Name.FontDescriptor,
+        FontName=pikepdf.Name("/MSGothic"),
+        Flags=4,
+        FontBBox=[0, -200, 1000, 900],
+        ItalicAngle=0,
+        Ascent=880,
+        Descent=-120,
+        CapHeight=740,
+        StemV=80,
+    )
+    descendant = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.CIDFontType2,
+        BaseFont=pikepdf.Name("/MSGothic"),
+        CIDSystemInfo=pikepdf.Dictionary(Registry="Adobe", Ordering="Identity", Supplement=0),
+        FontDescriptor=pdf.make_indirect(descriptor),
+        DW=1000,
+        CIDToGIDMap=pikepdf.Name.Identity,
+    )
+    return pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.Type0,
+            BaseFont=pikepdf.Name("/MSGothic"),
+            Encoding=pikepdf.Name("/Identity-H"),
+            DescendantFonts=[pdf.make_indirect(descendant)],
+            ToUnicode=pdf.make_stream(cmap),
+        )
+    )
+
+
+def short_range_to_unicode_pdf() -> bytes:
+    """``SHORT_RANGE_LINES``, one a page: "Label: " in Helvetica, the rest in the Type0 font of
+    ``_short_range_font``. Page 2's MediaBox origin is not (0, 0) and the page is turned by
+    /Rotate 90 (its text drawn turned the other way, so it reads upright): there the engines'
+    coordinates differ by both. (PDFium drops CJK text drawn at 90 degrees, hence Latin there.)"""
+    pdf = pikepdf.new()
+    resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=_helvetica(pdf), F2=_short_range_font(pdf)))
+    placements = ("1 0 0 1 72 720", "0 1 -1 0 300 100")
+    for line, placement in zip(SHORT_RANGE_LINES, placements, strict=True):
+        label, rest = line.split(" ", 1)
+        codes = "".join(f"{_SHORT_RANGE_ALPHABET.index(char) + 1:04x}" for char in rest)
+        shown = f"BT /F1 12 Tf 0 0 Td ({label} ) Tj /F2 12 Tf <{codes}> Tj ET"
+        _page(pdf, f"q {placement} cm {shown} Q".encode(), resources)
+    turned = pdf.pages[1]
+    turned.MediaBox = [-40, -30, 572, 762]
+    turned.Rotate = 90
+    return _save(pdf)

@@ -1,12 +1,17 @@
 """Signed cursors: a cursor edited, forged or issued by another process is refused exactly like
 a malformed one (``invalid_arguments``, "not one this server issued"), in process and over the
 real server; a genuine one still pages; a result read back from the disk cache gets its cursor
-signed again by the process serving it."""
+signed again by the process serving it.
+
+Tests whose names end in ``over_stdio`` spawn the server; ``scripts/mutation.sh --modules signed``
+leaves them out and runs the in-process rest against every mutant of ``server/cursor.py``.
+"""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import subprocess
 import sys
@@ -16,12 +21,16 @@ from typing import Any
 import pytest
 from conftest import PROJECT, connect
 
+import server.cursor
 from server.cursor import (
+    _b64,
+    _unb64,
     cursor_cache_key,
     decode_cursor,
     encode_cursor,
     reissue_cursors,
     selection_key,
+    share_key,
 )
 from server.errors import ToolError
 
@@ -30,6 +39,10 @@ OTHER_SHA = hashlib.sha256(b"another document").hexdigest()
 KEY = selection_key(pages=None, engine="fast")
 NOT_ISSUED = "cursor is not one this server issued"
 CURSOR_CHARS = 512  # server.models.Cursor's max_length
+# The format, spelled out: a test that imported these would follow a changed value.
+KEY_LABEL = b"pdf-airlock cursor key"
+TAG_BYTES = 16
+SECRET = bytes(range(32))  # a --cache-key-file secret
 
 
 def b64(raw: bytes) -> str:
@@ -184,6 +197,135 @@ def test_a_cached_result_without_a_usable_cursor() -> None:
     assert reissue_cursors(cached_result(5)) is None
 
 
+def signed_with(secret: bytes, body: bytes) -> str:
+    """``body`` signed as a process given ``secret`` (``share_key``) signs it, computed here."""
+    key = hmac.new(secret, KEY_LABEL, hashlib.sha256).digest()
+    return f"{b64(body)}.{b64(hmac.new(key, body, hashlib.sha256).digest()[:TAG_BYTES])}"
+
+
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """This process signs with the key of ``SECRET`` (as with ``--cache-key-file``) for one test."""
+    monkeypatch.setattr(server.cursor, "_key", server.cursor._key)  # restored afterwards
+    share_key(SECRET)
+    return SECRET
+
+
+def test_the_cursor_format_is_fixed(shared: bytes) -> None:
+    """Processes given the same key file take each other's cursors, whichever version wrote them:
+    the compact JSON body and its tag, under a key derived from the secret, are the format."""
+    token = encode_cursor(SHA, "pdf_read", KEY, {"index": 1, "offset": 5})
+    body = f'{{"v":2,"d":"{SHA[:32]}","t":"pdf_read","a":"{KEY}","p":{{"index":1,"offset":5}}}}'
+    assert token == signed_with(shared, body.encode())
+    assert "=" not in token
+
+
+def test_only_processes_given_the_same_secret_take_each_others_cursors(shared: bytes) -> None:
+    token = encode_cursor(SHA, "pdf_read", KEY, {"index": 1, "offset": 5})
+    share_key(bytes(32))
+    assert refusal(token) == NOT_ISSUED
+    share_key(shared)
+    assert decode_cursor(token, SHA, "pdf_read", KEY) == {"index": 1, "offset": 5}
+
+
+def test_the_selection_key_is_the_digest_of_the_canonical_arguments() -> None:
+    canonical = b'{"engine":"fast","pages":"1"}'
+    expected = hashlib.sha256(canonical).hexdigest()[:32]
+    assert selection_key(pages="1", engine="fast") == selection_key(engine="fast", pages="1") == expected
+    assert selection_key(pages="2", engine="fast") != expected
+
+
+@pytest.mark.parametrize("length", range(7))
+def test_base64_is_the_one_unpadded_urlsafe_spelling(length: int) -> None:
+    for byte in range(256):  # every last character, "X" and "-" and "_" among them
+        raw = bytes([0xFB]) * length + bytes([byte])
+        text = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        assert _b64(raw) == text
+        assert _unb64(text) == raw
+    assert _b64(b"") == "" and _unb64("") == b""
+
+
+def test_a_position_may_start_at_zero() -> None:
+    token = encode_cursor(SHA, "pdf_read", KEY, {"index": 0, "offset": 0})
+    assert decode_cursor(token, SHA, "pdf_read", KEY) == {"index": 0, "offset": 0}
+    reissued = reissue_cursors(cached_result(token))
+    assert reissued is not None and body_of(reissued["structuredContent"]["cursor"]) == body_of(token)
+
+
+WELL_FORMED = {"v": 2, "d": SHA[:32], "t": "pdf_read", "a": KEY, "p": {"index": 1}}
+ILL_FORMED_BODIES = [
+    b"not json",
+    b"[1]",
+    b'"a string"',
+    b"[" * 100_000,  # nesting that json.loads refuses with RecursionError
+    json.dumps(WELL_FORMED | {"v": 1}).encode(),
+    json.dumps({k: v for k, v in WELL_FORMED.items() if k != "v"}).encode(),
+    json.dumps({k: v for k, v in WELL_FORMED.items() if k != "p"}).encode(),
+    json.dumps(WELL_FORMED | {"p": [1]}).encode(),
+    json.dumps(WELL_FORMED | {"p": {"index": -1}}).encode(),
+    json.dumps(WELL_FORMED | {"p": {"index": True}}).encode(),
+    json.dumps(WELL_FORMED | {"p": {"index": 1.5}}).encode(),
+    json.dumps(WELL_FORMED | {"p": {"index": "1"}}).encode(),
+]
+
+
+def test_a_signed_body_that_is_not_a_cursor_is_refused_as_not_issued(shared: bytes) -> None:
+    """A tag this process would give, over a body it never writes (a key file shared with a
+    buggy or older version): refused like a forgery, never a crash."""
+    assert decode_cursor(signed_with(shared, json.dumps(WELL_FORMED).encode()), SHA, "pdf_read", KEY) == {
+        "index": 1
+    }
+    for body in ILL_FORMED_BODIES:
+        assert refusal(signed_with(shared, body)) == NOT_ISSUED, body[:40]
+
+
+@pytest.mark.parametrize("body", ILL_FORMED_BODIES, ids=range(len(ILL_FORMED_BODIES)))
+def test_a_cached_cursor_with_an_ill_formed_body_makes_the_entry_useless(body: bytes) -> None:
+    assert reissue_cursors(cached_result(b64(body) + ".AAAA")) is None
+
+
+@pytest.mark.parametrize(
+    "old_tag", ["", ".", ".AAAA", ".not base64!"], ids=["none", "empty", "short", "junk"]
+)
+def test_the_tag_of_a_cached_cursor_plays_no_part(old_tag: str) -> None:
+    """The process that signed it is gone, so its tag cannot be checked: the entry's MAC vouches."""
+    token = encode_cursor(SHA, "pdf_read", KEY, {"index": 2, "offset": 7})
+    result = reissue_cursors(cached_result(token.partition(".")[0] + old_tag))
+    assert result is not None and result["structuredContent"]["cursor"] == token
+
+
+def test_a_cached_result_without_structured_content_is_left_alone() -> None:
+    results: list[dict[str, Any]] = [
+        {"content": [], "isError": False},
+        {"content": [], "structuredContent": None},
+        {"content": [], "structuredContent": ["cursor"]},
+        {"content": [], "structuredContent": {"sha256": SHA}},
+    ]
+    for result in results:
+        assert reissue_cursors(result) == result
+
+
+def test_only_text_blocks_quoting_a_cached_cursor_are_rewritten() -> None:
+    earlier = other_process(
+        f"print(encode_cursor({SHA!r}, 'pdf_read', {KEY!r}, {{'index': 2, 'offset': 7}}))"
+    )
+    others: list[Any] = [
+        {"type": "resource", "text": earlier},
+        {"type": "text", "text": 5},
+        f"cursor={earlier}",
+        None,
+    ]
+    result = reissue_cursors(
+        cached_result(earlier) | {"content": [cached_result(earlier)["content"][0], *others]}
+    )
+    assert result is not None
+    fresh = result["structuredContent"]["cursor"]
+    assert result["content"] == [
+        {"type": "text", "text": cached_result(fresh)["content"][0]["text"]},
+        *others,
+    ]
+
+
 # -- over the real server --------------------------------------------------------------------
 
 READ = {"path": "long.pdf", "max_chars": 700}
@@ -195,7 +337,7 @@ def error_of(result: Any) -> dict[str, Any]:
 
 
 @pytest.mark.anyio
-async def test_edited_and_foreign_cursors_are_refused_by_the_server(docs: Path) -> None:
+async def test_edited_and_foreign_cursors_are_refused_by_the_server_over_stdio(docs: Path) -> None:
     hello = hashlib.sha256((docs / "hello.pdf").read_bytes()).hexdigest()
     async with connect(docs) as first, connect(docs) as second:
         page = await first.call_tool("pdf_read", READ)
@@ -229,7 +371,9 @@ async def test_edited_and_foreign_cursors_are_refused_by_the_server(docs: Path) 
 
 
 @pytest.mark.anyio
-async def test_a_restarted_server_accepts_the_cursor_of_its_cached_answer(docs: Path, tmp_path: Path) -> None:
+async def test_a_restarted_server_accepts_the_cursor_of_its_cached_answer_over_stdio(
+    docs: Path, tmp_path: Path
+) -> None:
     key_file = tmp_path / "keys" / "cache.key"
     key_file.parent.mkdir()
     flags = ("--cache-dir", str(tmp_path / "results"), "--cache-key-file", str(key_file))
@@ -245,7 +389,7 @@ async def test_a_restarted_server_accepts_the_cursor_of_its_cached_answer(docs: 
 
 
 @pytest.mark.anyio
-async def test_only_a_server_sharing_the_key_file_takes_an_earlier_cursor_even_from_its_cache(
+async def test_only_a_server_sharing_the_key_file_takes_an_earlier_cursor_over_stdio(
     docs: Path, tmp_path: Path
 ) -> None:
     """The cache keys a cursor argument by the position it signs, checked first: a server with

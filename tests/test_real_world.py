@@ -117,3 +117,20 @@ async def test_security_scan_survives_an_operator_inside_an_array(tmp_path: Path
         "page 1: content stream could not be parsed for hidden-text signals"
         in result.structured_content["warnings"]
     )
+
+
+@pytest.mark.parametrize("engine", ["fast", "layout"])
+async def test_layout_takes_from_pdfium_the_characters_pdfminer_cannot_decode(
+    tmp_path: Path, engine: str
+) -> None:
+    """pdfminer ignores the ToUnicode ranges of ``realworld.short_range_to_unicode_pdf`` and writes
+    ``(cid:N)``; the layout engine takes those characters from PDFium, on an upright page and on
+    a turned one whose MediaBox origin is not (0, 0): both engines read the same lines."""
+    pdfs.write(tmp_path / "short-range.pdf", realworld.short_range_to_unicode_pdf())
+    async with connect(tmp_path) as client:
+        result = await client.call_tool("pdf_read", {"path": "short-range.pdf", "engine": engine})
+    assert result.is_error is False, result.structured_content
+    pages = result.structured_content["pages"]
+    assert [page["text"].strip() for page in pages] == list(realworld.SHORT_RANGE_LINES)
+    assert [page["text_layer"] for page in pages] == ["ok", "ok"]
+    assert result.structured_content["warnings"] == []

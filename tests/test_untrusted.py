@@ -253,15 +253,17 @@ def test_a_render_needs_a_positive_size_and_dpi() -> None:
 def test_a_form_value_is_text_a_list_of_text_or_nothing() -> None:
     field: dict[str, Any] = {
         "name": "a",
+        "label": None,
         "type": "text",
+        "export_values": [],
         "value": None,
         "options": [],
         "flags": 0,
         "page": None,
         "rect": None,
     }
-    good: list[Any] = ["x" * MAX_TEXT, ["x" * 1000], None]
-    bad: list[Any] = ["x" * (MAX_TEXT + 1), ["x" * 1001], 5, {"a": "b"}]
+    good: list[Any] = ["x" * MAX_TEXT, ["x" * 1000], ["x"] * 500, None]
+    bad: list[Any] = ["x" * (MAX_TEXT + 1), ["x" * 1001], ["x"] * 501, 5, {"a": "b"}]
     assert [accepts(FormField, with_value(field, ("value",), value)) for value in good + bad] == [True] * len(
         good
     ) + [False] * len(bad)

@@ -6,9 +6,12 @@ PDFium decodes as double-byte CJK through its charset, a Type3 font's glyph name
 engine keeps pdfminer's layout (its boxes, their reading order, the line breaks) and takes the
 characters of such glyphs from PDFium, which reads the same content stream:
 
-1. Gate, every page: PDFium's text of the page, one text-page load (a few per cent of pdfminer's
-   time on a page). A page is mended only when pdfminer wrote ``(cid:N)`` or PDFium's text has
-   characters pdfminer's lacks (as multisets, whitespace aside); other pages cost nothing more.
+1. Gates. PDFium is asked about a page only when pdfminer's text of it is empty, has a
+   ``(cid:N)``, or has a character of the Latin-1 supplement (where a double-byte font read one
+   byte at a time lands, and where single-byte code tables disagree), a private-use or a
+   replacement character; any other page costs one regular-expression search. Then a page is
+   mended only when pdfminer wrote ``(cid:N)`` or PDFium's text (one text-page load) has
+   characters pdfminer's lacks (as multisets, whitespace aside).
 2. Anchors: PDFium's characters (not the spaces and line breaks it generates) with their origins,
    mapped to pdfminer's coordinates (its page CTM: the MediaBox origin removed, then /Rotate), on
    a grid. An LTChar (in text lines and in figures) takes the PDFium characters whose origin is
@@ -17,20 +20,25 @@ characters of such glyphs from PDFium, which reads the same content stream:
 3. Runs: where the engines' advance widths differ, origins drift apart along a text run. The
    LTChars of a line between two anchors take the PDFium characters between theirs when the
    counts agree and both go the same way (both engines keep content order within a line).
-4. Boxes: an LTChar still without a match whose box centre is inside exactly one of PDFium's
-   glyph boxes takes that glyph, or, if the LTChar before it in the line has it, is its tail
-   (pdfminer read one double-byte code as two glyphs): a tail of a mended glyph is emptied.
-5. A page on which pdfminer found no character at all takes PDFium's text.
+4. Boxes, for an LTChar still without a match that is ``(cid:N)`` or in a font pdfminer
+   mis-decoded elsewhere on the page: with its box centre inside the glyph box PDFium read for
+   the LTChar before it in the line, it is that glyph's tail (pdfminer read one double-byte code
+   as two glyphs), emptied if that LTChar took PDFium's reading; else it takes the glyph no
+   LTChar has whose box holds its centre, if only one does.
+5. A page whose pdfminer text is empty (or only whitespace) takes PDFium's text.
 
-An LTChar takes PDFium's reading when its own is ``(cid:N)``, or when PDFium's differs and means
-something (no control, private-use, unassigned or replacement character). Where the match is
-ambiguous (unequal numbers of LTChars and PDFium characters at one origin), or fewer than
-``MIN_ANCHORED_SHARE`` of the page's LTChars have a match (the engines disagree on where the
-glyphs are, or on the page's geometry), pdfminer's characters stay.
+An LTChar takes PDFium's reading when its own is ``(cid:N)``, or when PDFium's differs, means
+something (no control, private-use, unassigned or replacement character) and is not a guess
+(``FPDFText_HasUnicodeMapError``: PDFium found no map for the code and let the code stand in,
+where pdfminer may well have read the font right). Where the match is ambiguous (unequal numbers
+of LTChars and PDFium characters at one origin), or fewer than ``MIN_ANCHORED_SHARE`` of the
+page's LTChars have a match (the engines disagree on where the glyphs are, or on the page's
+geometry), pdfminer's characters stay.
 
 Input: the untrusted document (bytes and password, opened here with PDFium) and pdfminer's layout
 of its pages; nothing is assumed about either. Whatever PDFium cannot open or load leaves the page
-as pdfminer read it. The work on a page is bounded by ``MAX_PAGE_CHARS`` and ``MAX_BOX_CELLS``.
+as pdfminer read it. The work on a page is linear in its characters, bounded by
+``MAX_PAGE_CHARS``, ``MAX_CELL_CHARS`` (glyphs piled on one spot) and ``MAX_BOX_CELLS``.
 """
 
 from __future__ import annotations
@@ -49,19 +57,29 @@ from pdfminer.layout import LTChar, LTContainer, LTTextLine
 
 from worker.parsers.textnorm import layout_text, pdfium_text
 
-__all__ = ["MAX_BOX_CELLS", "MAX_PAGE_CHARS", "MIN_ANCHORED_SHARE", "ORIGIN_TOLERANCE", "Mender"]
+__all__ = [
+    "MAX_BOX_CELLS",
+    "MAX_CELL_CHARS",
+    "MAX_PAGE_CHARS",
+    "MIN_ANCHORED_SHARE",
+    "ORIGIN_TOLERANCE",
+    "Mender",
+]
 
 ORIGIN_TOLERANCE: Final = 0.1  # points: the same pen position in both engines (PDFium uses float32)
 MIN_ANCHORED_SHARE: Final = 0.1  # of a page's LTChars with a PDFium character at their origin
 MAX_PAGE_CHARS: Final = 100_000  # PDFium characters on a page past which it is not mended
-MAX_BOX_CELLS: Final = 64  # grid cells a glyph box may cover; a larger box is not looked up
-_ORIGIN_CELL: Final = 1.0  # points; above twice the tolerance, so a lookup reads 3 x 3 cells
-_BOX_CELL: Final = 8.0  # points
+MAX_BOX_CELLS: Final = 16  # grid cells a glyph box may cover; a larger box is not looked up
+MAX_CELL_CHARS: Final = 64  # PDFium characters in one grid cell past which its LTChars stay
+_ORIGIN_CELL: Final = 1.0  # points
+_BOX_CELL: Final = 12.0  # points
 _CID: Final = "(cid:"
 _HYPHEN_CODE: Final = 2  # PDFium's code for a hyphen it judged to end a line (U+FFFE in its text)
 _MAX_CODE_POINT: Final = 0x10FFFF
 _SURROGATES: Final = (0xD800, 0xDC00, 0xE000)  # high from, low from, low until
+_LATIN1: Final = regex.compile("[\u00a0-\u00ff]+")
 _MEANINGLESS: Final = regex.compile(r"[\p{Cc}\p{Co}\p{Cn}\p{Cs}\ufffd]")
+_SUSPECT: Final = regex.compile(r"[\x80-\xff\p{Co}\ufffd]|\(cid:")  # what a mis-decoded font leaves
 _Matrix = tuple[float, float, float, float, float, float]
 _Box = tuple[float, float, float, float]
 
@@ -80,6 +98,8 @@ class Mender:
         """The raw text of pdfminer's page ``index`` (``layout``, an LTPage) as ``strings`` gives
         it, after the characters pdfminer could not decode and PDFium reads were mended."""
         raw = "".join(self._strings(layout))
+        if raw.strip() and not _SUSPECT.search(raw):
+            return raw
         document = self._open()
         if document is None:
             return raw
@@ -129,15 +149,35 @@ def _needs_mending(raw: str, theirs: str) -> bool:
     return any(count > 0 for count in missing.values())
 
 
-@dataclass
 class _Units:
-    """PDFium's characters of a page, generated ones left out; a surrogate pair is one."""
+    """PDFium's characters of a page, generated ones left out (a surrogate pair is one), with
+    their texts and origins; their text objects and map errors are asked of PDFium only for the
+    characters a rule looks at."""
 
-    texts: list[str] = field(default_factory=list)
-    indices: list[int] = field(default_factory=list)  # in PDFium's text page
-    xs: list[float] = field(default_factory=list)  # origins, user space
-    ys: list[float] = field(default_factory=list)
-    objects: list[int] = field(default_factory=list)  # the text object each belongs to
+    def __init__(self, textpage: Any) -> None:
+        self.raw = textpage.raw
+        self.texts: list[str] = []
+        self.indices: list[int] = []  # in PDFium's text page
+        self.xs: list[float] = []  # origins, user space
+        self.ys: list[float] = []
+        self._objects: dict[int, int] = {}
+        self._guessed: dict[int, bool] = {}
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def text_object(self, unit: int) -> int:
+        """The text object (its address) the character belongs to."""
+        if unit not in self._objects:
+            found = pdfium_c.FPDFText_GetTextObject(self.raw, self.indices[unit])
+            self._objects[unit] = ctypes.cast(found, ctypes.c_void_p).value or 0
+        return self._objects[unit]
+
+    def guessed(self, unit: int) -> bool:
+        """PDFium found no map for the character's code and let the code stand in for it."""
+        if unit not in self._guessed:
+            self._guessed[unit] = pdfium_c.FPDFText_HasUnicodeMapError(self.raw, self.indices[unit]) == 1
+        return self._guessed[unit]
 
 
 @dataclass
@@ -147,7 +187,6 @@ class _Page:
     chars: list[LTChar]
     lines: list[range]  # of ``chars``, one text line each
     units: _Units
-    textpage: Any
     ctm: _Matrix
     points: list[tuple[float, float]] = field(default_factory=list)  # unit origins, pdfminer's space
     assigned: dict[int, tuple[int, ...]] = field(default_factory=dict)  # LTChar -> units
@@ -175,7 +214,7 @@ def _mend_page(layout: Any, page: Any, textpage: Any) -> bool:
         return False
     best: _Page | None = None
     for ctm in _ctm_candidates(page):
-        candidate = _Page(chars, lines, units, textpage, ctm)
+        candidate = _Page(chars, lines, units, ctm)
         _anchor(candidate)
         if best is None or candidate.anchored() > best.anchored():
             best = candidate
@@ -215,7 +254,7 @@ def _read_units(textpage: Any) -> _Units | None:
     count = int(pdfium_c.FPDFText_CountChars(raw))
     if count <= 0 or count > MAX_PAGE_CHARS:
         return None
-    units = _Units()
+    units = _Units(textpage)
     x, y = ctypes.c_double(), ctypes.c_double()
     index = 0
     while index < count:
@@ -235,8 +274,6 @@ def _read_units(textpage: Any) -> _Units | None:
         units.indices.append(first)
         units.xs.append(x.value)
         units.ys.append(y.value)
-        text_object = pdfium_c.FPDFText_GetTextObject(raw, first)
-        units.objects.append(ctypes.cast(text_object, ctypes.c_void_p).value or 0)
     return units
 
 
@@ -286,20 +323,31 @@ def _anchor(page: _Page) -> None:
         grid.setdefault(_cell(x, y, _ORIGIN_CELL), []).append(unit)
     groups: dict[tuple[int, ...], list[int]] = {}
     for number, char in enumerate(page.chars):
-        x, y = char.matrix[4], char.matrix[5]
-        cx, cy = _cell(x, y, _ORIGIN_CELL)
-        near = [
-            unit
-            for dx in (-1, 0, 1)
-            for dy in (-1, 0, 1)
-            for unit in grid.get((cx + dx, cy + dy), ())
-            if abs(page.points[unit][0] - x) <= ORIGIN_TOLERANCE
-            and abs(page.points[unit][1] - y) <= ORIGIN_TOLERANCE
-        ]
-        if near:
-            groups.setdefault(tuple(sorted(near)), []).append(number)
+        near = _near(page, grid, char.matrix[4], char.matrix[5])
+        if near is None:
+            page.blocked.add(number)
+        elif near:
+            groups.setdefault(near, []).append(number)
     for found, members in groups.items():
         _resolve(page, members, found)
+
+
+def _near(page: _Page, grid: dict[tuple[int, int], list[int]], x: float, y: float) -> tuple[int, ...] | None:
+    """The PDFium characters whose origin is (x, y) within the tolerance, in PDFium's order;
+    None where more than ``MAX_CELL_CHARS`` are piled up around it."""
+    left, bottom = _cell(x - ORIGIN_TOLERANCE, y - ORIGIN_TOLERANCE, _ORIGIN_CELL)
+    right, top = _cell(x + ORIGIN_TOLERANCE, y + ORIGIN_TOLERANCE, _ORIGIN_CELL)
+    cells = [grid.get((cx, cy), []) for cx in range(left, right + 1) for cy in range(bottom, top + 1)]
+    if sum(map(len, cells)) > MAX_CELL_CHARS:
+        return None
+    points = page.points
+    near = [
+        unit
+        for cell in cells
+        for unit in cell
+        if abs(points[unit][0] - x) <= ORIGIN_TOLERANCE and abs(points[unit][1] - y) <= ORIGIN_TOLERANCE
+    ]
+    return tuple(near) if len(cells) == 1 else tuple(sorted(near))  # a cell lists its units in order
 
 
 def _resolve(page: _Page, members: list[int], found: tuple[int, ...]) -> None:
@@ -355,27 +403,26 @@ def _fill(page: _Page, run: list[int], before: int | None, after: int | None) ->
 def _gap(page: _Page, size: int, before: int | None, after: int | None) -> range | None:
     """The PDFium characters a run of ``size`` LTChars stands for: those between the anchors', or
     the rest of the text object after (or before) the one anchor, if the counts agree."""
-    objects = page.units.objects
+    units = page.units
     if before is not None and after is not None:
         gap = range(max(page.assigned[before]) + 1, min(page.assigned[after]))
         return gap if len(gap) == size else None
     if before is not None:
         anchor = max(page.assigned[before])
         gap = range(anchor + 1, anchor + 1 + size)
-        beyond = gap.stop if gap.stop < len(objects) else None
+        beyond = gap.stop if gap.stop < len(units) else None
     elif after is not None:
         anchor = min(page.assigned[after])
         gap = range(anchor - size, anchor)
         beyond = gap.start - 1 if gap.start > 0 else None
     else:
         return None
-    if (
-        gap.start < 0
-        or gap.stop > len(objects)
-        or (beyond is not None and objects[beyond] == objects[anchor])
-    ):
+    if gap.start < 0 or gap.stop > len(units):
+        return None
+    home = units.text_object(anchor)
+    if beyond is not None and units.text_object(beyond) == home:
         return None  # the run is not the whole rest of the anchor's text object
-    return gap if all(objects[unit] == objects[anchor] for unit in gap) else None
+    return gap if all(units.text_object(unit) == home for unit in gap) else None
 
 
 def _same_way(page: _Page, run: list[int], gap: range) -> bool:
@@ -388,13 +435,15 @@ def _same_way(page: _Page, run: list[int], gap: range) -> bool:
 
 
 class _Boxes:
-    """PDFium's loose glyph boxes (font ascent to descent, origin to advance) of a page's
-    characters, in pdfminer's space, on a grid."""
+    """PDFium's loose glyph boxes (font ascent to descent, origin to advance) in pdfminer's space,
+    read when needed; the boxes of the characters no LTChar has yet are on a grid."""
 
     def __init__(self, page: _Page) -> None:
-        self._boxes: list[_Box | None] = [_loose_box(page, unit) for unit in range(len(page.units.texts))]
+        self._page = page
+        self._boxes: dict[int, _Box | None] = {}
         self._grid: dict[tuple[int, int], list[int]] = {}
-        for unit, box in enumerate(self._boxes):
+        for unit in range(len(page.units)):
+            box = None if unit in page.owner else self.box(unit)
             if box is None:
                 continue
             (left, bottom), (right, top) = _cell(box[0], box[1], _BOX_CELL), _cell(box[2], box[3], _BOX_CELL)
@@ -404,17 +453,24 @@ class _Boxes:
                 for cy in range(bottom, top + 1):
                     self._grid.setdefault((cx, cy), []).append(unit)
 
+    def box(self, unit: int) -> _Box | None:
+        if unit not in self._boxes:
+            self._boxes[unit] = _loose_box(self._page, unit)
+        return self._boxes[unit]
+
     def holds(self, unit: int, char: LTChar) -> bool:
         """Whether the PDFium character's box holds the LTChar's box centre."""
-        box = self._boxes[unit]
+        box = self.box(unit)
         x, y = _centre(char)
         return box is not None and box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
     def containing(self, char: LTChar) -> int | None:
-        """The one PDFium character whose box holds the LTChar's box centre, if exactly one does."""
-        found = [
-            unit for unit in self._grid.get(_cell(*_centre(char), _BOX_CELL), ()) if self.holds(unit, char)
-        ]
+        """The one PDFium character no LTChar has whose box holds the LTChar's box centre, if
+        exactly one does."""
+        cell = self._grid.get(_cell(*_centre(char), _BOX_CELL), [])
+        if len(cell) > MAX_CELL_CHARS:
+            return None
+        found = [unit for unit in cell if unit not in self._page.owner and self.holds(unit, char)]
         return found[0] if len(found) == 1 else None
 
 
@@ -424,7 +480,7 @@ def _centre(char: LTChar) -> tuple[float, float]:
 
 def _loose_box(page: _Page, unit: int) -> _Box | None:
     rect = pdfium_c.FS_RECTF()
-    if not pdfium_c.FPDFText_GetLooseCharBox(page.textpage.raw, page.units.indices[unit], rect):
+    if not pdfium_c.FPDFText_GetLooseCharBox(page.units.raw, page.units.indices[unit], rect):
         return None
     x0, y0 = _apply_matrix(page.ctm, rect.left, rect.bottom)
     x1, y1 = _apply_matrix(page.ctm, rect.right, rect.top)
@@ -452,20 +508,27 @@ def _place_by_boxes(page: _Page) -> None:
                 page.owner[held] = number
                 continue
             held = boxes.containing(char)
-            if held is not None and held in page.owner:
-                held = None
-            elif held is not None:
+            if held is not None:
                 _assign(page, number, (held,))
 
 
 def _replaces(page: _Page, number: int) -> bool:
-    """Whether the LTChar takes PDFium's reading: its own is a glyph code and PDFium has one, or
-    PDFium's differs and means something."""
+    """Whether the LTChar takes PDFium's reading: its own is a glyph code and PDFium has a
+    character, or PDFium's reading differs, means something and is not a guess."""
     ours = page.chars[number].get_text()
-    theirs = "".join(page.units.texts[unit] for unit in page.assigned[number])
+    units = page.assigned[number]
+    theirs = "".join(page.units.texts[unit] for unit in units)
+    if theirs == ours or not theirs:
+        return False
     if _is_cid(ours):
-        return bool(theirs)
-    return bool(theirs) and theirs != ours and not _MEANINGLESS.search(theirs)
+        return True
+    if _MEANINGLESS.search(theirs) or any(page.units.guessed(unit) for unit in units):
+        return False
+    if ours.isalpha() and not theirs.isalpha():  # 'Allgäu' is not 'Allg‰u'
+        return False
+    # Two Latin-1 readings of one code are a code-table dispute ('Durée' against 'DurÈe'): pdfminer's
+    # stays. A double-byte font read one byte at a time gives Latin-1 against CJK: PDFium's wins.
+    return not (_LATIN1.fullmatch(ours) and _LATIN1.fullmatch(theirs))
 
 
 def _is_cid(text: str) -> bool:

@@ -189,8 +189,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             raw, page, textpage = loaded
             try:
                 page_hits = _Page(document, index, raw, textpage, warnings)
+                already = skip if position == 0 else 0
                 stopped = page_hits.collect(
-                    budget, pattern, context, skip if position == 0 else 0, hits, max_results
+                    budget, pattern, context=context, already=already, hits=hits, most=max_results
                 )
                 if stopped is not None:
                     next_position = {"index": start_index + position, "skip": stopped}

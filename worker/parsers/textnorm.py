@@ -13,6 +13,7 @@ Input: text an engine extracted from an untrusted document; nothing else is assu
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 import regex
@@ -33,9 +34,13 @@ _PDFIUM_TABLE: Final = {**_LIGATURES, ord(_PDFIUM_HYPHEN): None}
 _SPECIAL: Final = regex.compile("[\ufffe\ufb00-\ufb06]")
 _LINE_END_HYPHEN: Final = regex.compile(r"(?<=\p{L})-\n(?=\p{Ll})")
 # A page's text layer is unusable when a good share of its characters are glyph codes without a
-# Unicode map: control, private-use, unassigned or replacement characters, or pdfminer's (cid:N).
-_GARBAGE: Final = regex.compile(r"[\p{Cc}\p{Co}\p{Cn}\p{Cs}\ufffd]")
-_CID: Final = regex.compile(r"\(cid:\d+\)")  # pdfminer's stand-in for a glyph it cannot map
+# Unicode map: control, private-use, surrogate or replacement characters, or pdfminer's (cid:N).
+# (``re``, not ``regex``: a plain character class is several times faster over a page of text.)
+_GARBAGE: Final = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000-\uf8ff\ud800-\udfff\ufffd\U000f0000-\U0010ffff]"
+)
+_CID: Final = re.compile(r"\(cid:\d+\)")  # pdfminer's stand-in for a glyph it cannot map
+_WHITESPACE: Final = re.compile(r"\s+")
 _JUDGED_MIN_CHARS: Final = 20
 _MAX_GARBAGE_SHARE: Final = 0.3
 
@@ -76,10 +81,12 @@ def searchable(raw: str) -> tuple[str, list[int] | None]:
 def text_layer(text: str) -> str:
     """``ok``, ``none`` (no text at all) or ``unusable`` (it decodes to garbage), for a page's
     whole text as its engine extracted it (before control characters are removed)."""
-    visible = _CID.sub("\x00", "".join(text.split()))
+    if not _GARBAGE.search(text) and "(cid:" not in text:  # the common case, at C speed
+        return "ok" if text and not text.isspace() else "none"
+    visible = _CID.sub("\x00", _WHITESPACE.sub("", text))
     if not visible:
         return "none"
     if len(visible) < _JUDGED_MIN_CHARS:
         return "ok"
-    garbage = len(_GARBAGE.findall(visible)) - visible.count("\ufffe")
+    garbage = len(_GARBAGE.findall(visible))
     return "unusable" if garbage >= _MAX_GARBAGE_SHARE * len(visible) else "ok"
