@@ -8,7 +8,7 @@ is forked. The child inherits them and never has to open a file.
 from __future__ import annotations
 
 import io
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 __all__ = ["warm_up"]
 
@@ -16,7 +16,8 @@ _WARMUP_TEXT: Final = "pdf-airlock warm-up"
 _WARMUP_PASSWORD: Final = "warm-up"  # noqa: S105 - protects only the generated warm-up file
 
 
-def _tiny_pdf(encryption: object = None) -> bytes:
+def _tiny_document(attachment: bool = True) -> Any:
+    """A trusted one-page pikepdf document saying ``_WARMUP_TEXT``, with an attachment."""
     import pikepdf
 
     pdf = pikepdf.new()
@@ -33,7 +34,7 @@ def _tiny_pdf(encryption: object = None) -> bytes:
         Contents=pdf.make_stream(content),
     )
     pdf.pages.append(pikepdf.Page(page))
-    if encryption is None:  # exercise the outline and attachment code paths too
+    if attachment:
         pdf.attachments["warm-up.txt"] = pikepdf.AttachedFileSpec(
             pdf,
             b"warm-up",
@@ -43,13 +44,21 @@ def _tiny_pdf(encryption: object = None) -> bytes:
             creation_date="",
             mod_date="",
         )
+    return pdf
+
+
+def _tiny_pdf(encryption: object = None) -> bytes:
+    import pikepdf
+
+    pdf = _tiny_document(attachment=encryption is None)
+    if encryption is None:  # exercise the outline and attachment code paths too
         with pdf.open_outline() as outline:
             outline.root.append(pikepdf.OutlineItem(_WARMUP_TEXT, 0))
         with pdf.open_metadata(set_pikepdf_as_editor=False) as meta:  # XMP: lxml and pikepdf's models
             meta["dc:title"] = _WARMUP_TEXT
             meta["xmp:CreateDate"] = "2026-01-01T00:00:00Z"
     out = io.BytesIO()
-    pdf.save(out, encryption=encryption or False)  # type: ignore[arg-type]
+    pdf.save(out, encryption=encryption or False)
     return out.getvalue()
 
 
@@ -84,7 +93,7 @@ def _warm_codecs() -> None:
 def warm_up() -> None:
     """Import and exercise every engine; raises if an engine does not work at all."""
     from worker import cmaps
-    from worker.parsers import decrypt, get_parser
+    from worker.parsers import get_parser
 
     _warm_codecs()
     cmaps.preload()
@@ -117,7 +126,7 @@ def warm_up() -> None:
     if _WARMUP_TEXT not in layout["pages"][0]["text"]:
         raise RuntimeError("pdfminer failed its warm-up")
     _warm_crypto()
-    decrypt.warm_up()
+    _warm_decrypt()
 
 
 def _warm_xfa() -> None:
@@ -196,3 +205,68 @@ def _warm_crypto() -> None:
         get_parser("pdf_info")(data, args)
         get_parser("pdf_read")(data, args)
         get_parser("pdf_read")(data, args | {"engine": "layout"})
+
+
+# Decrypting for PDFium (``worker.parsers.decrypt``), through each path of its callers.
+_TRAILER_STAND_IN: Final = b"/NoCrypt"  # as long as b"/Encrypt": offsets stay valid when swapped
+_DECRYPT_WARM_ARGS: Final[dict[str, dict[str, Any]]] = {
+    "pdf_info": {},
+    "pdf_read": {"max_chars": 1000},
+    "pdf_attachments": {"max_bytes": 100, "max_items": 10},
+    "pdf_security": {},
+}
+
+
+def _qpdf_only_sample() -> bytes:
+    """AES-256 with an empty owner password: qpdf opens it without a password, PDFium does not."""
+    import pikepdf
+
+    out = io.BytesIO()
+    _tiny_document().save(out, encryption=pikepdf.Encryption(user=_WARMUP_PASSWORD, owner="", R=6))
+    return out.getvalue()
+
+
+def _locked_sample() -> bytes:
+    """Embedded files alone encrypted (AES-128: cheaper to check than AES-256's hash, and the
+    path is the same). qpdf writes no /Encrypt into a plain file, so the dictionary goes in
+    under a stand-in key swapped afterwards; no password opens it (only the placeholder key)."""
+    import pikepdf
+
+    pdf = _tiny_document()
+    encrypt = pikepdf.Dictionary(
+        Filter=pikepdf.Name.Standard,
+        V=4,
+        R=4,
+        Length=128,
+        P=-4,
+        O=pikepdf.String(bytes(32)),
+        U=pikepdf.String(bytes(32)),
+        CF=pikepdf.Dictionary(StdCF=pikepdf.Dictionary(CFM=pikepdf.Name.AESV2, Length=16)),
+        StmF=pikepdf.Name.Identity,
+        StrF=pikepdf.Name.Identity,
+        EFF=pikepdf.Name.StdCF,
+    )
+    pdf.trailer[_TRAILER_STAND_IN.decode()] = pdf.make_indirect(encrypt)
+    out = io.BytesIO()
+    pdf.save(out, static_id=True)
+    return out.getvalue().replace(_TRAILER_STAND_IN, b"/Encrypt")
+
+
+def _warm_decrypt() -> None:
+    """``worker.parsers.decrypt``: open a document only qpdf opens, and one whose embedded files
+    alone are encrypted (with no password and a wrong one), through each path of that module and of
+    ``common``'s callers, so a job child finds them loaded."""
+    from worker.parsers import get_parser
+    from worker.parsers.common import open_document
+
+    # A qpdf-only document differs from any other only in how PDFium gets it: one read does.
+    read = get_parser("pdf_read")(_qpdf_only_sample(), _DECRYPT_WARM_ARGS["pdf_read"])
+    if _WARMUP_TEXT not in read["pages"][0]["text"]:
+        raise RuntimeError("reading a decrypted copy failed its warm-up")
+    locked = _locked_sample()
+    for password in (None, "x"):
+        for kind, args in _DECRYPT_WARM_ARGS.items():
+            get_parser(kind)(locked, args | {"password": password})
+        opened = open_document(locked, password)
+        opened.layout_input()
+        opened.document.close()

@@ -28,7 +28,6 @@ __all__ = [
     "locked_note",
     "open_locked",
     "plain_copy",
-    "warm_up",
 ]
 
 # Any key of AES-256's length opens a document with qpdf's password check skipped; with
@@ -126,91 +125,3 @@ def encryption_facts(pdf: pikepdf.Pdf) -> dict[str, Any] | None:
         "key_bits": _key_bits(pdf) if locked else int(info.bits),
         "method": str(method).rsplit(".", 1)[-1],
     }
-
-
-# --- warm-up (zygote only) --------------------------------------------------------------------
-
-_WARM_TEXT: Final = "pdf-airlock decrypt warm-up"
-_WARM_PASSWORD: Final = "warm-up"  # noqa: S105 - protects only the generated warm-up file
-_TRAILER_STAND_IN: Final = b"/NoCrypt"  # as long as b"/Encrypt": offsets stay valid when swapped
-_WARM_ARGS: Final[dict[str, dict[str, Any]]] = {
-    "pdf_info": {},
-    "pdf_read": {"max_chars": 1000},
-    "pdf_attachments": {"max_bytes": 100, "max_items": 10},
-    "pdf_security": {},
-}
-
-
-def _warm_pdf() -> pikepdf.Pdf:
-    pdf = pikepdf.new()
-    font = pikepdf.Dictionary(
-        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
-    )
-    page = pikepdf.Dictionary(
-        Type=pikepdf.Name.Page,
-        MediaBox=[0, 0, 612, 792],
-        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=pdf.make_indirect(font))),
-        Contents=pdf.make_stream(f"BT /F1 12 Tf 72 720 Td ({_WARM_TEXT}) Tj ET".encode()),
-    )
-    pdf.pages.append(pikepdf.Page(page))
-    pdf.attachments["warm-up.txt"] = pikepdf.AttachedFileSpec(
-        pdf,
-        b"warm-up",
-        description="",
-        filename="warm-up.txt",
-        mime_type="text/plain",
-        creation_date="",
-        mod_date="",
-    )
-    return pdf
-
-
-def _qpdf_only_sample() -> bytes:
-    """AES-256 with an empty owner password: qpdf opens it without a password, PDFium does not."""
-    out = io.BytesIO()
-    _warm_pdf().save(out, encryption=pikepdf.Encryption(user=_WARM_PASSWORD, owner="", R=6))
-    return out.getvalue()
-
-
-def _locked_sample() -> bytes:
-    """Embedded files alone encrypted (AES-128: cheaper to check than AES-256's hash, and the
-    path is the same). qpdf writes no /Encrypt into a plain file, so the dictionary goes in
-    under a stand-in key swapped afterwards; no password opens it (only the placeholder key)."""
-    pdf = _warm_pdf()
-    encrypt = pikepdf.Dictionary(
-        Filter=pikepdf.Name.Standard,
-        V=4,
-        R=4,
-        Length=128,
-        P=-4,
-        O=pikepdf.String(bytes(32)),
-        U=pikepdf.String(bytes(32)),
-        CF=pikepdf.Dictionary(StdCF=pikepdf.Dictionary(CFM=pikepdf.Name.AESV2, Length=16)),
-        StmF=pikepdf.Name.Identity,
-        StrF=pikepdf.Name.Identity,
-        EFF=pikepdf.Name.StdCF,
-    )
-    pdf.trailer[_TRAILER_STAND_IN.decode()] = pdf.make_indirect(encrypt)
-    out = io.BytesIO()
-    pdf.save(out, static_id=True)
-    return out.getvalue().replace(_TRAILER_STAND_IN, b"/Encrypt")
-
-
-def warm_up() -> None:
-    """Open a document only qpdf opens, and one whose embedded files alone are encrypted (with no
-    password and a wrong one), through each path of this module and of ``common``'s callers, so a
-    job child finds them loaded. Zygote only."""
-    from worker.parsers import get_parser
-    from worker.parsers.common import open_document
-
-    # A qpdf-only document differs from any other only in how PDFium gets it: one read does.
-    read = get_parser("pdf_read")(_qpdf_only_sample(), _WARM_ARGS["pdf_read"])
-    if _WARM_TEXT not in read["pages"][0]["text"]:
-        raise RuntimeError("reading a decrypted copy failed its warm-up")
-    locked = _locked_sample()
-    for password in (None, "x"):
-        for kind, args in _WARM_ARGS.items():
-            get_parser(kind)(locked, args | {"password": password})
-        opened = open_document(locked, password)
-        opened.layout_input()
-        opened.document.close()
