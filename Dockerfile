@@ -32,5 +32,5 @@ WORKDIR /data
 # never wait for. It passes stdin, stdout and stderr through and forwards signals to the server.
 # The server runs in isolated mode (-I): the served folder is the working directory, and neither
 # it nor a PYTHON* variable given with `docker run -e` can put code on sys.path.
-ENTRYPOINT ["/usr/bin/tini", "--", "/opt/airlock/bin/python", "-I", "-m", "server"]
+ENTRYPOINT ["/usr/bin/tini", "--", "/opt/airlock/bin/python", "-I", "-m", "pdf_airlock.server"]
 CMD ["serve", "--root", "/data"]

@@ -102,7 +102,15 @@ async def _take_sides(
         async with contextlib.AsyncExitStack() as stack:
             clients = []
             for flags, code in sides:
-                args = ["-m", "server", "serve", "--root", str(path.parent), *extra, *shlex.split(flags)]
+                args = [
+                    "-m",
+                    "pdf_airlock.server",
+                    "serve",
+                    "--root",
+                    str(path.parent),
+                    *extra,
+                    *shlex.split(flags),
+                ]
                 params = StdioServerParameters(command=sys.executable, args=args, cwd=str(code))
                 clients.append(await stack.enter_async_context(Client(params, mode="legacy")))
 

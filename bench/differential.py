@@ -7,17 +7,19 @@ Each ``*.pdf`` in ``--corpus`` (nothing is fetched: pdf.js's ``test/pdfs`` is on
 never commit corpus files) goes through each tool's job, ``pdf_read`` twice (``engine`` fast and
 layout), with the arguments the supervisor sends for the tool's defaults, twice:
 
-- **sandbox**: a job child of ``server.pool.Pool``, the supervisor's own path, with the server's
+- **sandbox**: a job child of ``pdf_airlock.server.pool.pool.Pool``, the supervisor's own path, with the
+  server's
   default limits except a generous deadline and CPU budget (``SANDBOX_TIMEOUT_S``);
-- **in-process**: the job child's own code in this process after ``worker.warmup.warm_up()`` (as
-  the zygote does): ``worker.child._execute`` (its input fd pointed at the same memfd) and
+- **in-process**: the job child's own code in this process after ``pdf_airlock.worker.warmup.warm_up()`` (as
+  the zygote does): ``pdf_airlock.worker.child._execute`` (its input fd pointed at the same memfd) and
   ``_encode``, so exceptions become typed errors exactly as in a child; no sandbox, no limits
   (a guard stops a runaway parse: ``IN_PROCESS_GUARD_S``, ``IN_PROCESS_GUARD_BYTES``).
 
-Both outcomes are judged by ``server.jobs.classify`` (so both results are JSON round-tripped and
-both errors are supervisor codes), then validated like ``server.app.App.run_job`` does (a result
-its model refuses is ``crashed``). A document's sandbox jobs run in parallel (``--jobs``), then
-its in-process jobs one after the other, so the two never share the CPU. Classes of difference:
+Both outcomes are judged by ``pdf_airlock.server.pool.verdict.classify`` (so both results are JSON
+round-tripped and both errors are supervisor codes), then validated like
+``pdf_airlock.server.calls.App.run_job`` does (a result its model refuses is ``crashed``). A document's
+sandbox jobs run in parallel (``--jobs``), then its in-process jobs one after the other, so the two never
+share the CPU. Classes of difference:
 
 - ``ok vs error (CODE in sandbox|in-process)``; ``error code differs``;
 - ``text differs`` (``pages[].text`` only; a hint counts ``(cid:N)``, U+FFFE and ligatures on
@@ -32,7 +34,7 @@ nondeterminism or state left by earlier documents in this process, not the sandb
 
 ``internal``, ``crashed`` and ``sandbox_violation`` are bugs wherever they appear, even on both
 sides. ``--strict-loads`` sets ``PDF_AIRLOCK_STRICT_LOADS=1`` for the zygote
-(``worker.strict_loads``): a lazy load after sandboxing is then an ``internal`` error naming it.
+(``pdf_airlock.worker.strict_loads``): a lazy load after sandboxing is then an ``internal`` error naming it.
 Prints a markdown table (for docs/robustness.md) and the files of each class; ``--out`` writes
 every job's outcome and raw differences as JSON. If worker/ changed or the zygote restarted
 during the run, the header says so: the two sides may have run different code.
@@ -69,15 +71,16 @@ from pydantic import BaseModel, ValidationError
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server import untrusted  # noqa: E402
-from server.app import _clean_tree  # noqa: E402 - the supervisor's own sanitising, before validation
-from server.config import DEFAULTS, Settings  # noqa: E402
-from server.errors import ToolError  # noqa: E402
-from server.joboutput import JobOutcome  # noqa: E402
-from server.jobs import classify  # noqa: E402
-from server.log import configure_logging, report_logger  # noqa: E402
-from server.pool import STRICT_LOADS_ENV, Pool  # noqa: E402
-from server.selftest import job_limits  # noqa: E402
+from pdf_airlock.server.calls import _clean_tree  # noqa: E402 - the supervisor's own sanitising, before validation
+from pdf_airlock.server.cli.selftest import job_limits  # noqa: E402
+from pdf_airlock.server.config import DEFAULTS, Settings  # noqa: E402
+from pdf_airlock.server.errors import ToolError  # noqa: E402
+from pdf_airlock.server.log import configure_logging, report_logger  # noqa: E402
+from pdf_airlock.server.pool.child_output import JobOutcome  # noqa: E402
+from pdf_airlock.server.pool.pool import Pool  # noqa: E402
+from pdf_airlock.server.pool.verdict import classify  # noqa: E402
+from pdf_airlock.server.tools import untrusted  # noqa: E402
+from pdf_airlock.worker.contract import STRICT_LOADS_ENV  # noqa: E402
 
 __all__ = [
     "JOBS",
@@ -128,9 +131,10 @@ class Job:
 
 
 def _jobs(password: str | None) -> list[Job]:
-    """The job arguments the supervisor sends for each tool's defaults: built in server/tools.py
-    (``pdf_info``, ``pdf_read``, ``_job_output`` callers, ``pdf_search``, ``pdf_render``,
-    ``pdf_images``) from the defaults in server/models.py. ``pdf_render`` asks for page 1 at a
+    """The job arguments the supervisor sends for each tool's defaults: built in
+    server/pdf_airlock/server/tools/registry.py (``pdf_info``, ``pdf_read``, ``_job_output`` callers,
+    ``pdf_search``, ``pdf_render``, ``pdf_images``) from the defaults in
+    server/pdf_airlock/server/tools/models.py. ``pdf_render`` asks for page 1 at a
     low dpi; ``pdf_images`` only lists."""
     read = {"pages": None, "password": password, "max_chars": 100_000, "start_index": 0, "start_offset": 0}
     search = {"query": SEARCH_QUERY, "regex": False, "case_sensitive": False, "whole_word": False}
@@ -288,8 +292,8 @@ class InProcess:
     input from ``CHILD_INPUT_FD``, which points at the document's memfd for the call."""
 
     def __init__(self, settings: Settings, guard_s: float | None = IN_PROCESS_GUARD_S) -> None:
-        from worker.sandbox import Limits
-        from worker.warmup import warm_up
+        from pdf_airlock.worker.sandbox.layers import Limits
+        from pdf_airlock.worker.warmup import warm_up
 
         warm_up()  # the zygote's warm-up, so both sides run the same (patched, preloaded) code
         self.settings = settings
@@ -297,8 +301,8 @@ class InProcess:
         self.guard_s = guard_s
 
     def run(self, job: Job, fd: int) -> Side:
-        from worker import child
-        from worker.sandbox import SandboxReport
+        from pdf_airlock.worker import child
+        from pdf_airlock.worker.sandbox.layers import SandboxReport
 
         started = time.perf_counter()
         try:

@@ -1,6 +1,6 @@
 """Cost of framing one long message: ``python bench/framer.py [--mib 16 64 128] [--old REV]``.
 
-A single message of each size is fed to the stdio transport's framer (``server.transport``) in
+A single message of each size is fed to the stdio transport's framer (``pdf_airlock.server.mcp.stdio``) in
 64 KiB reads, as the transport reads stdin, once newline-delimited and once with a
 ``Content-Length`` header. Prints, per framing, size and code: the CPU time to frame it, the
 peak of memory allocated meanwhile (tracemalloc, the body still held, as its consumer holds
@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server import transport  # noqa: E402
+from pdf_airlock.server.mcp import stdio as transport  # noqa: E402
 
 READ = 1 << 16
 MIB = 1 << 20
@@ -46,10 +46,15 @@ class _CountingBuffer(bytearray):
 
 
 def load_old(revision: str) -> ModuleType:
-    """``server/transport.py`` as it is at ``revision``, imported under another name."""
-    source = subprocess.run(
-        ["git", "show", f"{revision}:server/transport.py"], cwd=ROOT, capture_output=True, check=True
-    ).stdout
+    """The stdio transport as it is at ``revision``, imported under another name."""
+    for where in ("server/pdf_airlock/server/mcp/stdio.py", "server/transport.py"):
+        shown = subprocess.run(
+            ["git", "show", f"{revision}:{where}"], cwd=ROOT, capture_output=True, check=False
+        )
+        if shown.returncode == 0:
+            break
+    shown.check_returncode()
+    source = shown.stdout
     path = Path(tempfile.mkdtemp()) / "old_transport.py"
     path.write_bytes(source)
     spec = importlib.util.spec_from_file_location("old_transport", path)

@@ -28,7 +28,7 @@ from corpus import build  # noqa: E402
 
 
 def _params(folder: Path, code: Path) -> StdioServerParameters:
-    args = ["-m", "server", "serve", "--root", str(folder.resolve()), "--log-level", "warning"]
+    args = ["-m", "pdf_airlock.server", "serve", "--root", str(folder.resolve()), "--log-level", "warning"]
     return StdioServerParameters(command=sys.executable, args=args, cwd=str(code))
 
 

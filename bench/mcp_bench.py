@@ -64,7 +64,7 @@ def floor_text(path: Path) -> int:
 
 
 def params(folder: Path, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
-    args = ["-m", "server", "serve", "--root", str(folder), "--log-level", "warning", *extra]
+    args = ["-m", "pdf_airlock.server", "serve", "--root", str(folder), "--log-level", "warning", *extra]
     return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
 
 
@@ -76,7 +76,7 @@ async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
 
 def server_process() -> psutil.Process:
     me = psutil.Process()
-    return next(p for p in me.children() if "server" in p.cmdline())
+    return next(p for p in me.children() if "pdf_airlock.server" in p.cmdline())
 
 
 async def startup(folder: Path, runs: int) -> tuple[float, float]:
@@ -193,7 +193,7 @@ async def paired(
 def fresh_copy(folder: Path, path: Path, run: int) -> str:
     """A copy of ``path`` in ``folder``/first-read with a comment line after ``%%EOF``: the same
     text in new bytes (a new sha256), so the server knows nothing from an earlier read of it
-    (``server.selections``). Returns its path relative to the root."""
+    (``pdf_airlock.server.tools.page_counts``). Returns its path relative to the root."""
     copy = folder / FIRST_READ_DIR / f"{run}-{path.name}"
     copy.parent.mkdir(exist_ok=True)
     copy.write_bytes(path.read_bytes() + f"\n% copy {run} {time.time_ns()}\n".encode())
@@ -313,7 +313,7 @@ def cpu_per_call(folder: Path, calls: int = 200) -> dict[str, float]:
         server.request("tools/call", call)
     time.sleep(0.5)
     supervisor = psutil.Process(server.proc.pid)
-    zygote = next(c for c in supervisor.children() if "worker.zygote" in c.cmdline())
+    zygote = next(c for c in supervisor.children() if "pdf_airlock.worker.zygote" in c.cmdline())
 
     def seconds() -> tuple[float, float, float]:
         own, mine = supervisor.cpu_times(), zygote.cpu_times()
@@ -423,7 +423,7 @@ def job_children(folder: Path, runs: int = 5) -> dict[str, Any]:
             server.request("tools/call", {"name": tool, "arguments": arguments})
         time.sleep(1.0)  # the last exit reports and the spares' refill
         supervisor = psutil.Process(server.proc.pid)
-        zygote = next(c for c in supervisor.children() if "worker.zygote" in c.cmdline())
+        zygote = next(c for c in supervisor.children() if "pdf_airlock.worker.zygote" in c.cmdline())
         spares = zygote.children()
         memory = {
             "zygote_rss_mb": zygote.memory_info().rss / 1e6,
@@ -464,10 +464,11 @@ class RawServer:
         command: list[str] | None = None,
         code: Path = ROOT,
     ) -> None:
-        """``code``: the checkout whose ``server`` package runs (``python -m server`` there)."""
+        """``code``: the working directory of the server process."""
         spawned = time.perf_counter()
         self.proc = subprocess.Popen(
-            command or [sys.executable, "-m", "server", "serve", "--root", str(folder.resolve()), *extra],
+            command
+            or [sys.executable, "-m", "pdf_airlock.server", "serve", "--root", str(folder.resolve()), *extra],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=code,
         )  # fmt: skip
         self.last: dict[str, Any] = {}
@@ -617,7 +618,15 @@ class TsClient:
     Node): the client Claude Desktop, Claude Code, Cursor and VS Code build on."""
 
     def __init__(self, node: Path, folder: Path, *extra: str) -> None:
-        server = [sys.executable, "-m", "server", "serve", "--root", str(folder.resolve()), *extra]
+        server = [
+            sys.executable,
+            "-m",
+            "pdf_airlock.server",
+            "serve",
+            "--root",
+            str(folder.resolve()),
+            *extra,
+        ]
         self.proc = subprocess.Popen(
             [str(node), str(ROOT / "bench" / "ts_client.mjs"), str(TS_PACKAGE), json.dumps(server)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT, text=True,
@@ -740,7 +749,8 @@ def batch_run(directory: Path) -> tuple[int, int, float]:
         out = Path(tmp) / "out.jsonl"
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "server", "batch", "pdf_read", str(directory), "--out", str(out)],
+            [sys.executable, "-m", "pdf_airlock.server", "batch", "pdf_read", str(directory),
+             "--out", str(out)],
             check=False, capture_output=True, cwd=ROOT,
         )  # fmt: skip
         elapsed = time.perf_counter() - started
@@ -820,7 +830,8 @@ def markdown(report: dict[str, Any], runs: int) -> str:
         "",
         "Every row above reads its file again and again, as an agent reading a document page by page "
         "or after `pdf_info` does: the server remembers how many pages a selection of those bytes came "
-        "to (by sha256, `server/selections.py`) and starts both children of a two-ended read at once. "
+        "to (by sha256, `pdf_airlock.server.tools.page_counts`) and starts both children of a two-ended "
+        "read at once. "
         "Documents it has not read before (each call a new copy with a comment after `%%EOF`: new "
         "bytes, the same text), and new copies after a `pdf_info` call on each (before the pause, as an "
         "agent asks before it reads), taking turns with reads of the file read before, each paired with "

@@ -1,7 +1,7 @@
 """PNG encoding time and size by zlib level on pages of the corpus: ``python bench/png_levels.py``.
 
 The worker encodes every ``pdf_render`` page and ``pdf_images`` extraction as PNG with Pillow at
-``worker.parsers.render.PNG_COMPRESS_LEVEL``; this measures the candidates in-process, median of
+``pdf_airlock.worker.parsers.render.PNG_COMPRESS_LEVEL``; this measures the candidates in-process, median of
 3 encodings each.
 """
 

@@ -28,9 +28,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.jobs import classify  # noqa: E402
-from server.pool import Pool  # noqa: E402
-from worker.sandbox import LAYERS  # noqa: E402
+from pdf_airlock.server.pool.pool import Pool  # noqa: E402
+from pdf_airlock.server.pool.verdict import classify  # noqa: E402
+from pdf_airlock.worker.sandbox.layers import LAYERS  # noqa: E402
 
 LIMITS = {"memory_bytes": 1 << 30, "cpu_seconds": 10, "max_input_bytes": 1 << 20, "max_result_bytes": 1 << 16}
 CONFIGS: dict[str, dict[str, Any]] = {

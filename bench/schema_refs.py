@@ -1,11 +1,11 @@
 """The SDK client's handling of one answer, published schema against ``$ref`` schema:
 ``python bench/schema_refs.py text-10.pdf``.
 
-Captures the server's ``tools/list`` and the ``pdf_read`` answer for FILE, then replays both to
-two SDK clients through instant servers (``bench/replay_server.py``): one lists the published
-``outputSchema`` (written out, ``server/schema.py``), the other the same schema as pydantic
-generates it, with ``$defs`` and ``$ref``s. The clients take turns; prints the medians of the
-whole ``call_tool`` (reading, parsing, the outputSchema check).
+Captures the server's ``tools/list`` and the ``pdf_read`` answer for FILE, then replays both to two SDK
+clients through instant servers (``bench/replay_server.py``): one lists the published ``outputSchema``
+(written out, ``server/pdf_airlock/server/tools/schema.py``), the other the same schema as pydantic generates
+it, with ``$defs`` and ``$ref``s. The clients take turns; prints the medians of the whole ``call_tool``
+(reading, parsing, the outputSchema check).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from corpus import build  # noqa: E402
 from mcp_bench import capture_read, read_whole, replay_command, timed  # noqa: E402
 
-from server.models import PdfReadOutput, ToolErrorOutput  # noqa: E402
+from pdf_airlock.server.tools.models import PdfReadOutput, ToolErrorOutput  # noqa: E402
 
 
 def with_refs(tools: dict[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,16 @@ class Pinger:
     """A server process; a reader thread stamps every answer by id."""
 
     def __init__(self, folder: Path, code: Path) -> None:
-        command = [sys.executable, "-m", "server", "serve", "--root", str(folder), "--cache-mb", "0"]
+        command = [
+            sys.executable,
+            "-m",
+            "pdf_airlock.server",
+            "serve",
+            "--root",
+            str(folder),
+            "--cache-mb",
+            "0",
+        ]
         self.proc = subprocess.Popen(
             [*command, "--log-level", "warning"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=code,

@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT))
 from corpus import build  # noqa: E402
 from mcp_bench import fresh_copy  # noqa: E402
 
-import server.twoended as twoended  # noqa: E402
-from server.app import App  # noqa: E402
-from server.config import Settings  # noqa: E402
-from server.log import configure_logging  # noqa: E402
-from server.pool import Pool  # noqa: E402
+import pdf_airlock.server.tools.read_two_ended as twoended  # noqa: E402
+from pdf_airlock.server.calls import App  # noqa: E402
+from pdf_airlock.server.config import Settings  # noqa: E402
+from pdf_airlock.server.log import configure_logging  # noqa: E402
+from pdf_airlock.server.pool.pool import Pool  # noqa: E402
 
 STEPS = ("forward job", "forward selection", "backward job", "backward selection", "backward page")
 _stamps: list[tuple[float, str]] = []

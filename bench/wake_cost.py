@@ -5,7 +5,7 @@ thread CPU time is divided by the lines. Three ways, taking turns:
 
 - ``anyio.wait_readable`` in a loop (register, wake the task, unregister: one wait per line);
 - the fd kept registered, its callback draining the pipe and waking the task per line;
-- the fd kept registered, the lines handled in the callback itself (``server.fdreader``).
+- the fd kept registered, the lines handled in the callback itself (``pdf_airlock.server.pool.readiness``).
 """
 
 from __future__ import annotations

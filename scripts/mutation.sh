@@ -4,15 +4,15 @@
 #   scripts/mutation.sh                    # the "boundary" set (below), then a score per module
 #                                          # and the diff of each survivor
 #   scripts/mutation.sh --modules signed   # another set: boundary, signed or all
-#   scripts/mutation.sh 'server.paths.*'   # only the mutants whose names match
+#   scripts/mutation.sh 'pdf_airlock.server.policy.paths.*'   # only the mutants whose names match
 #
 # Sets (the default, "boundary", is the affordable run on 2 cores; "all" is both in one run):
-# - boundary: the path policy (server/paths.py), result classification (server/jobs.py,
-#   server/joboutput.py), untrusted-result validation (server/untrusted.py) and sanitising
-#   (server/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
-#   models of server/untrusted.py yield no mutants: tests/test_untrusted.py pins their caps.
-# - signed: what a client or the disk hands back under a MAC: signed cursors (server/cursor.py)
-#   and the disk cache's checks of its entries, key file and directory (server/cache.py).
+# - boundary: the path policy (server/pdf_airlock/server/policy/paths.py), result classification (server/pdf_airlock/server/pool/verdict.py,
+#   server/pdf_airlock/server/pool/child_output.py), untrusted-result validation (server/pdf_airlock/server/tools/untrusted.py) and sanitising
+#   (server/pdf_airlock/server/policy/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
+#   models of server/pdf_airlock/server/tools/untrusted.py yield no mutants: tests/test_untrusted.py pins their caps.
+# - signed: what a client or the disk hands back under a MAC: signed cursors (server/pdf_airlock/server/tools/cursors.py)
+#   and the disk cache's checks of its entries, key file and directory (server/pdf_airlock/server/cache.py).
 # Each mutant is judged by the fast in-process unit tests of its set only (the ones whose names
 # end in "over_stdio" spawn the real server and are left out).
 #
@@ -27,9 +27,9 @@ project=$PWD
 mutmut="$project/.venv/bin/mutmut"
 children="${MUTATION_CHILDREN:-$(nproc)}"
 
-modules_boundary=(server/paths.py server/jobs.py server/joboutput.py server/untrusted.py server/sanitize.py)
+modules_boundary=(server/pdf_airlock/server/policy/paths.py server/pdf_airlock/server/pool/verdict.py server/pdf_airlock/server/pool/child_output.py server/pdf_airlock/server/tools/untrusted.py server/pdf_airlock/server/policy/sanitize.py)
 tests_boundary=(tests/test_paths.py tests/test_sanitize.py tests/test_untrusted.py tests/test_classify.py)
-modules_signed=(server/cursor.py server/cache.py)
+modules_signed=(server/pdf_airlock/server/tools/cursors.py server/pdf_airlock/server/cache.py)
 tests_signed=(tests/test_cursor.py tests/test_cache_checks.py)
 
 set_name=boundary
@@ -82,7 +82,7 @@ fi
 tr '\r' '\n' <run.log | grep -E 'mutations/second|done in' >&2 || true
 "$mutmut" results --all true >results.txt
 
-# Names are "server.paths.x_within__mutmut_3" or "server.paths.xǁPathPolicyǁresolve__mutmut_1".
+# Names are "pdf_airlock.server.policy.paths.x_within__mutmut_3" or "pdf_airlock.server.policy.paths.xǁPathPolicyǁresolve__mutmut_1".
 # "killed" counts mutants the tests caught (a timeout is caught too); "other" is any other verdict
 # (no tests, suspicious, segfault...).
 echo "| module | killed | survived | other | total |"

@@ -1,5 +1,6 @@
-"""Write server/tools_list.json, the ``tools/list`` answer served before the SDK has loaded
-(``server.toolslist``): ``python scripts/tools_list_snapshot.py`` after changing a tool's
+"""Write server/pdf_airlock/server/mcp/tools_list.json, the ``tools/list`` answer served before the SDK has
+loaded (``pdf_airlock.server.mcp.early_tools_list``): ``python scripts/tools_list_snapshot.py`` after changing
+a tool's
 schema or description. ``tests/test_handshake.py`` fails while the file is out of date."""
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from typing import Any, cast
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.app import App  # noqa: E402
-from server.config import Settings  # noqa: E402
-from server.fastcall import FastCalls  # noqa: E402
-from server.handshake import HANDSHAKE_VERSIONS  # noqa: E402
-from server.tools import CATEGORIES, TOOLS  # noqa: E402
-from server.toolslist import SNAPSHOT  # noqa: E402
+from pdf_airlock.server.calls import App  # noqa: E402
+from pdf_airlock.server.config import Settings  # noqa: E402
+from pdf_airlock.server.mcp.direct_calls import FastCalls  # noqa: E402
+from pdf_airlock.server.mcp.early_tools_list import SNAPSHOT  # noqa: E402
+from pdf_airlock.server.mcp.handshake import HANDSHAKE_VERSIONS  # noqa: E402
+from pdf_airlock.server.tools.registry import CATEGORIES, TOOLS  # noqa: E402
 
 
 def live_answers() -> dict[str, dict[str, Any]]:

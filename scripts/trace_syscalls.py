@@ -2,11 +2,11 @@
 
     python scripts/trace_syscalls.py [--keep TRACE]
 
-Runs the zygote under ``strace -f`` with seccomp skipped (so nothing is killed), sends every
-document of the corpus (the bundled examples plus the test generators' good and hostile files)
-through every job kind and engine, and collects the syscalls each job child made after its
-sandbox was up (after ``landlock_restrict_self``). Prints them next to worker/seccomp.py's
-policy and exits 1 if the children used a syscall the filter would kill.
+Runs the zygote under ``strace -f`` with seccomp skipped (so nothing is killed), sends every document of the
+corpus (the bundled examples plus the test generators' good and hostile files) through every job kind and
+engine, and collects the syscalls each job child made after its sandbox was up (after
+``landlock_restrict_self``). Prints them next to worker/pdf_airlock/worker/sandbox/seccomp.py's policy and
+exits 1 if the children used a syscall the filter would kill.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import pdfs  # noqa: E402
 
-from server.errors import ToolError  # noqa: E402
-from server.jobs import classify  # noqa: E402
-from server.pool import Pool  # noqa: E402
-from worker.seccomp import ALLOWED, CONDITIONAL, EACCES_CALLS  # noqa: E402
+from pdf_airlock.server.errors import ToolError  # noqa: E402
+from pdf_airlock.server.pool.pool import Pool  # noqa: E402
+from pdf_airlock.server.pool.verdict import classify  # noqa: E402
+from pdf_airlock.worker.sandbox.seccomp import ALLOWED, CONDITIONAL, EACCES_CALLS  # noqa: E402
 
 LIMITS = {
     "memory_bytes": 512 << 20,

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment
 
 sys.path.insert(0, str(Path(__file__).parent))
 # Every zygote a test starts fails a job loudly on any lazy load after sandboxing
-# (worker.strict_loads): the warm-up must preload whatever a parser needs.
+# (pdf_airlock.worker.strict_loads): the warm-up must preload whatever a parser needs.
 os.environ["PDF_AIRLOCK_STRICT_LOADS"] = "1"
 
 import pdfs
@@ -85,7 +85,7 @@ def server_command(root: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "server",
+        "pdf_airlock.server",
         "--root",
         str(root),
         "--timeout",

@@ -18,10 +18,10 @@ import anyio
 os.environ["PDF_AIRLOCK_TEST_HOOKS"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.errors import ToolError
-from server.jobs import classify
-from server.pool import Pool
-from worker.escape import ATTEMPTS
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.testing.escape import ATTEMPTS
 
 LIMITS = {
     "memory_bytes": 256 << 20,

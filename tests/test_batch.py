@@ -20,13 +20,13 @@ import psutil
 import pytest
 from conftest import HELLO_PAGES, PROJECT
 
-from server.walk import Unlisted, documents
+from pdf_airlock.server.batch.inputs import Unlisted, documents
 
 
 def batch(
     out: Path, *paths: Path, tool: str = "pdf_read", extra: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "server", "batch", tool, *map(str, paths), "--out", str(out)]
+    command = [sys.executable, "-m", "pdf_airlock.server", "batch", tool, *map(str, paths), "--out", str(out)]
     command += ["--jobs", "2", *extra]
     return subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=False)
 
@@ -78,7 +78,7 @@ def test_batch_keeps_rendered_images(docs: Path, tmp_path: Path) -> None:
 
 
 def run_json(out: Path, *paths: Path, tool: str, arguments: dict[str, object], extra: tuple[str, ...] = ()):
-    command = [sys.executable, "-m", "server", "batch", tool, *map(str, paths), "--out", str(out)]
+    command = [sys.executable, "-m", "pdf_airlock.server", "batch", tool, *map(str, paths), "--out", str(out)]
     command += ["--jobs", "2", "--json", json.dumps(arguments), *extra]
     run = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=False)
     return run, [json.loads(line) for line in out.read_text().splitlines()]
@@ -129,7 +129,7 @@ def test_batch_stops_at_the_document_cap_with_the_cursor(docs: Path, tmp_path: P
     assert texts[len(pages) - 1].startswith(pages[-1]["text"])
     # The cursor goes on from there, in a later call that shares the key file (and only there).
     arguments = {"path": "long.pdf", "max_chars": 100_000, "cursor": capped["result"]["cursor"]}
-    command = [sys.executable, "-m", "server", "call", "pdf_read", "--root", str(docs)]
+    command = [sys.executable, "-m", "pdf_airlock.server", "call", "pdf_read", "--root", str(docs)]
     command += ["--log-level", "error", "--json", json.dumps(arguments)]
     stranger = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT, timeout=120, check=False)
     refused = json.loads(stranger.stdout)["structuredContent"]["error"]
@@ -223,7 +223,8 @@ def test_batch_gives_every_pdf_entry_of_a_folder_a_line(docs: Path, tmp_path: Pa
 
 
 def test_a_folder_that_cannot_be_listed_is_named(tmp_path: Path) -> None:
-    """``server.walk`` reports a directory it cannot list instead of skipping it. As root the
+    """``pdf_airlock.server.batch.inputs`` reports a directory it cannot list instead of skipping it. As root
+    the
     listing is refused by walking as another user in a forked child."""
     top = Path(tempfile.mkdtemp(dir="/tmp"))  # traversable by that user, unlike pytest's tmp_path
     try:
@@ -308,7 +309,16 @@ def test_a_signal_stops_a_run_and_the_next_run_goes_on(
     the documents without a line."""
     folder, out = tmp_path / "in", tmp_path / "results.jsonl"
     _copies(docs, folder, 300)
-    command = [sys.executable, "-m", "server", "batch", "pdf_read", str(folder), "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "pdf_airlock.server",
+        "batch",
+        "pdf_read",
+        str(folder),
+        "--out",
+        str(out),
+    ]
     run, zygotes = _started(out, [*command, "--jobs", "1"])
     run.send_signal(signum)
     _, stderr = run.communicate(timeout=60)
@@ -347,7 +357,16 @@ def test_a_line_that_cannot_be_written_stops_the_run_and_the_next_run_mends_it(
 ) -> None:
     folder, out = tmp_path / "in", tmp_path / "results.jsonl"
     _copies(docs, folder, 20)
-    command = [sys.executable, "-m", "server", "batch", "pdf_read", str(folder), "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "pdf_airlock.server",
+        "batch",
+        "pdf_read",
+        str(folder),
+        "--out",
+        str(out),
+    ]
     limit = (4096, 4096)  # bytes any file of the run may grow to: a line crosses it
     run = subprocess.run(
         command,

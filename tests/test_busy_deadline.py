@@ -1,5 +1,5 @@
 """A job's wall deadline on a busy machine: extended while the job is starved of CPU, never past
-its hard limit, and never for a job that did get its CPU (``worker.zygote._Child``)."""
+its hard limit, and never for a job that did get its CPU (``pdf_airlock.worker.zygote._Child``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from worker.zygote import _Child, _cpu_seconds
+from pdf_airlock.worker.zygote import _Child, _cpu_seconds
 
 BUDGET_S = 0.3
 STRETCH = 3

@@ -3,8 +3,8 @@ ours or not a directory, then used only through the descriptor opened at start),
 (made once 0600, refused when unsafe, never read whole), each entry (an HMAC over its key and body,
 a regular file of bounded size, a successful result) and the budgets of disk and memory.
 
-Real temporary files, directories, symlinks, FIFOs, sockets and modes; no server. These are the
-tests ``scripts/mutation.sh --modules signed`` runs against every mutant of ``server/cache.py``,
+Real temporary files, directories, symlinks, FIFOs, sockets and modes; no server. These are the tests
+``scripts/mutation.sh --modules signed`` runs against every mutant of ``server/pdf_airlock/server/cache.py``,
 so each asserts the exact reason or message (tests/test_cache.py drives the same cache through
 the real server)."""
 
@@ -28,8 +28,8 @@ import mcp_types as types
 import pytest
 import structlog
 
-import server.cursor
-from server.cache import (
+import pdf_airlock.server.tools.cursors
+from pdf_airlock.server.cache import (
     CacheDirError,
     CacheKeyError,
     ResultCache,
@@ -37,8 +37,8 @@ from server.cache import (
     prepare_directory,
     prepare_key_file,
 )
-from server.cursor import decode_cursor, encode_cursor, share_key
-from server.errors import ToolError
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.tools.cursors import decode_cursor, encode_cursor, share_key
 
 MIB = 1 << 20
 SHA = "ab" * 32
@@ -124,7 +124,9 @@ def rejections(logs: list[MutableMapping[str, Any]]) -> list[tuple[str, str]]:
 @pytest.fixture
 def cursor_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Lets a test change the cursor key (``share_key``), as another process would have it."""
-    monkeypatch.setattr(server.cursor, "_key", server.cursor._key)  # restored afterwards
+    monkeypatch.setattr(
+        pdf_airlock.server.tools.cursors, "_key", pdf_airlock.server.tools.cursors._key
+    )  # restored afterwards
     yield
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from worker import child
-from worker.errors import WorkerError
+from pdf_airlock.worker import child
+from pdf_airlock.worker.contract import WorkerError
 
 CAP = 1 << 20
 
@@ -75,8 +75,8 @@ def test_spare_warm_up_runs_every_step_of_the_job_path() -> None:
     envelope succeed on the trusted document each spare reads."""
     import json
 
-    from worker.parsers import get_parser
-    from worker.zygote import warm_pdf
+    from pdf_airlock.worker.parsers import get_parser
+    from pdf_airlock.worker.zygote import warm_pdf
 
     job = json.loads(child._WARM_JOB)
     assert job["op"] == "job" and job["kind"] == "pdf_read"

@@ -1,6 +1,6 @@
 """Judging a finished job, in process: exit statuses and untrusted output become exactly one
-result or one error code (server/jobs.py), and the child's envelope, exit summary and progress
-lines are read as untrusted bytes (server/joboutput.py).
+result or one error code (server/pdf_airlock/server/pool/verdict.py), and the child's envelope, exit summary
+and progress lines are read as untrusted bytes (server/pdf_airlock/server/pool/child_output.py).
 
 The statuses are built as ``waitpid`` reports them, so every branch runs without forking a
 child; tests/test_pool.py and tests/test_faults.py drive the same code with real children.
@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 import pytest
 
-from server.errors import ToolError
-from server.joboutput import JobOutcome, ProgressLines, complete_envelope, exit_summary
-from server.jobs import classify
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.pool.child_output import JobOutcome, ProgressLines, complete_envelope, exit_summary
+from pdf_airlock.server.pool.verdict import classify
 
 BUDGET = 1000 * 1024 * 1024  # the job's memory budget (RLIMIT_AS), bytes
 NEAR_KB = 450 * 1024  # peak RSS exactly 0.45 x BUDGET, in kB as rusage reports it
@@ -214,7 +214,7 @@ def test_an_error_envelope_with_an_unknown_code_is_internal() -> None:
     assert refusal(outcome(output=output))[0] == "internal"
 
 
-# server/joboutput.py
+# server/pdf_airlock/server/pool/child_output.py
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,17 @@ from conftest import HELLO_PAGES, PROJECT
 
 def call(root: Path, tool: str, arguments: dict[str, object]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server", "call", tool, "--json", json.dumps(arguments), "--root", str(root)],
+        [
+            sys.executable,
+            "-m",
+            "pdf_airlock.server",
+            "call",
+            tool,
+            "--json",
+            json.dumps(arguments),
+            "--root",
+            str(root),
+        ],
         capture_output=True,
         text=True,
         cwd=PROJECT,
@@ -50,8 +60,8 @@ def test_bundled_examples_read(tmp_path: Path) -> None:
 def test_job_nice_out_of_range_is_refused_before_starting(docs: Path) -> None:
     for value in ("20", "-1"):
         done = subprocess.run(
-            [sys.executable, "-m", "server", "call", "pdf_info", "--json", '{"path": "hello.pdf"}',
-             "--root", str(docs), "--job-nice", value],
+            [sys.executable, "-m", "pdf_airlock.server", "call", "pdf_info",
+             "--json", '{"path": "hello.pdf"}', "--root", str(docs), "--job-nice", value],
             capture_output=True, text=True, cwd=PROJECT, timeout=60, check=False,
         )  # fmt: skip
         assert done.returncode != 0 and done.stdout == ""
@@ -63,7 +73,7 @@ def test_every_stderr_line_is_a_json_object(docs: Path) -> None:
     Python warnings write, one JSON object a line: an audit pipeline reads stderr as JSON lines."""
     script = (
         "import logging, warnings, structlog\n"
-        "from server.log import configure_logging\n"
+        "from pdf_airlock.server.log import configure_logging\n"
         "configure_logging('info')\n"
         "structlog.get_logger('pdf_airlock.test').info('own_event', pages=2)\n"
         "logging.getLogger('asyncio').warning('Unknown child process pid %d', 15)\n"

@@ -1,4 +1,4 @@
-"""pdfminer's predefined CMaps served from memory (``worker.cmaps``) decode exactly as pdfminer's
+"""pdfminer's predefined CMaps served from memory (``pdf_airlock.worker.cmaps``) decode exactly as pdfminer's
 own loader reads them from its files, for every file it ships."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from worker import cmaps
+from pdf_airlock.worker import cmaps
 
 PROBE = """
 import sys
 from pdfminer.cmapdb import CMapDB
-from worker import cmaps
+from pdf_airlock.worker import cmaps
 original = CMapDB._load_data
 files = __import__("os").listdir(cmaps._directory())
 names = sorted(n.removesuffix(".json.gz") for n in files if n.endswith(".json.gz"))

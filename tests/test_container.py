@@ -177,7 +177,7 @@ async def test_a_dead_zygotes_children_are_reaped(shared: Path) -> None:
             while not (spares := _idle_spares()):
                 await anyio.sleep(0.05)
         zygote = psutil.Process(next(iter(spares))).parent()
-        assert zygote is not None and "worker.zygote" in " ".join(zygote.cmdline())
+        assert zygote is not None and "pdf_airlock.worker.zygote" in " ".join(zygote.cmdline())
         zygote.kill()
         with anyio.fail_after(60):  # a new zygote takes over: calls work again
             while (again := await client.call_tool("pdf_read", {"path": "hello.pdf"})).is_error:

@@ -3,8 +3,8 @@ a malformed one (``invalid_arguments``, "not one this server issued"), in proces
 real server; a genuine one still pages; a result read back from the disk cache gets its cursor
 signed again by the process serving it.
 
-Tests whose names end in ``over_stdio`` spawn the server; ``scripts/mutation.sh --modules signed``
-leaves them out and runs the in-process rest against every mutant of ``server/cursor.py``.
+Tests whose names end in ``over_stdio`` spawn the server; ``scripts/mutation.sh --modules signed`` leaves them
+out and runs the in-process rest against every mutant of ``server/pdf_airlock/server/tools/cursors.py``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from conftest import PROJECT, connect
 
-import server.cursor
-from server.cursor import (
+import pdf_airlock.server.tools.cursors
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.tools.cursors import (
     _b64,
     _unb64,
     cursor_cache_key,
@@ -32,13 +33,12 @@ from server.cursor import (
     selection_key,
     share_key,
 )
-from server.errors import ToolError
 
 SHA = hashlib.sha256(b"a document").hexdigest()
 OTHER_SHA = hashlib.sha256(b"another document").hexdigest()
 KEY = selection_key(pages=None, engine="fast")
 NOT_ISSUED = "cursor is not one this server issued"
-CURSOR_CHARS = 512  # server.models.Cursor's max_length
+CURSOR_CHARS = 512  # pdf_airlock.server.tools.models.Cursor's max_length
 # The format, spelled out: a test that imported these would follow a changed value.
 KEY_LABEL = b"pdf-airlock cursor key"
 TAG_BYTES = 16
@@ -71,7 +71,7 @@ def refusal(token: str, sha256: str = SHA, tool: str = "pdf_read", key: str = KE
 def other_process(code: str) -> str:
     """What ``code`` prints in a fresh interpreter: another process, with its own key."""
     run = subprocess.run(
-        [sys.executable, "-c", "from server.cursor import *\n" + code],
+        [sys.executable, "-c", "from pdf_airlock.server.tools.cursors import *\n" + code],
         capture_output=True,
         text=True,
         cwd=PROJECT,
@@ -206,7 +206,9 @@ def signed_with(secret: bytes, body: bytes) -> str:
 @pytest.fixture
 def shared(monkeypatch: pytest.MonkeyPatch) -> bytes:
     """This process signs with the key of ``SECRET`` (as with ``--cache-key-file``) for one test."""
-    monkeypatch.setattr(server.cursor, "_key", server.cursor._key)  # restored afterwards
+    monkeypatch.setattr(
+        pdf_airlock.server.tools.cursors, "_key", pdf_airlock.server.tools.cursors._key
+    )  # restored afterwards
     share_key(SECRET)
     return SECRET
 

@@ -1,4 +1,5 @@
-"""The direct ``tools/call`` route (server.fastcall) answers byte for byte as the SDK does."""
+"""The direct ``tools/call`` route (pdf_airlock.server.mcp.direct_calls) answers byte for byte as the SDK
+does."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from typing import Any, cast
 import pytest
 from conftest import ALL_TOOLS, PROJECT, initialize_request, server_command
 
-from server.fastcall import FAST_CALLS_ENV
-from server.handshake import FAST_HANDSHAKE_ENV, HANDSHAKE_VERSIONS
+from pdf_airlock.server.mcp.direct_calls import FAST_CALLS_ENV
+from pdf_airlock.server.mcp.handshake import FAST_HANDSHAKE_ENV, HANDSHAKE_VERSIONS
 
 CALLS: list[dict[str, Any]] = [
     {"name": "pdf_info", "arguments": {"path": "hello.pdf"}},
@@ -84,7 +85,8 @@ def session(root: Path, direct: bool, version: str) -> tuple[list[list[bytes]], 
     return answers, pipe.close()
 
 
-# A cursor's tag is signed with each process's own key (``server.cursor``): compare bodies only.
+# A cursor's tag is signed with each process's own key (``pdf_airlock.server.tools.cursors``): compare bodies
+# only.
 _CURSOR_TAG = re.compile(rb"(eyJ[A-Za-z0-9_-]+)\.[A-Za-z0-9_-]{22}")
 
 
@@ -148,8 +150,8 @@ def test_tools_list_answers_exactly_as_the_sdk(docs: Path, version: str) -> None
     assert {tool["name"] for tool in answers[2]["result"]["tools"]} == {"pdf_read", "pdf_search"}
     assert [answers[n]["error"]["code"] for n in (4, 6)] == [-32602, -32602]
     assert answers[5]["result"] == answers[0]["result"]
-    # Before the SDK has loaded a plain list is answered from the snapshot (server.toolslist),
-    # after it by the direct route: either way not by the SDK.
+    # Before the SDK has loaded a plain list is answered from the snapshot
+    # (pdf_airlock.server.mcp.early_tools_list), after it by the direct route: either way not by the SDK.
     ours = {"tools_list_direct", "tools_list_answered_early"}
     assert len([event for event in events[True] if event.get("event") in ours]) == 2 * LISTED_DIRECT
     assert not [event for event in events[False] if event.get("event") in ours]
@@ -177,14 +179,14 @@ def plain(**params: Any) -> dict[str, Any]:
     ],
 )
 def test_unusual_calls_are_left_to_the_sdk(message: dict[str, Any]) -> None:
-    from server.fastcall import FastCalls
+    from pdf_airlock.server.mcp.direct_calls import FastCalls
 
     route = FastCalls(cast(Any, None), frozenset({"pdf_read"}))
     assert route.route(message, "2025-11-25") is None
 
 
 def test_plain_calls_take_the_route_only_on_a_handshake_era_session() -> None:
-    from server.fastcall import FastCalls
+    from pdf_airlock.server.mcp.direct_calls import FastCalls
 
     route = FastCalls(cast(Any, None), frozenset({"pdf_read"}))
     call = route.route(plain(arguments={"path": "a.pdf"}, _meta={"progressToken": "t"}), "2025-06-18")

@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from server.app import App
-from server.config import Settings
-from server.errors import ToolError
-from server.pool import Pool
-from server.untrusted import PdfReadUntrusted
+from pdf_airlock.server.calls import App
+from pdf_airlock.server.config import Settings
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.tools.untrusted import PdfReadUntrusted
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""``server.fdreader.reading``: the callback runs while the fd is readable, until it says it
+"""``pdf_airlock.server.pool.readiness.reading``: the callback runs while the fd is readable, until it says it
 is done, fails, or the block exits; the fd is never left registered with the event loop."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 import anyio
 import pytest
 
-from server.fdreader import reading
+from pdf_airlock.server.pool.readiness import reading
 
 pytestmark = pytest.mark.anyio
 

@@ -1,7 +1,7 @@
 """The stdio framer in process: linear search, memory near a frame's size, the id of an
 oversized frame, and answers that do not depend on where reads cut the stream.
 
-The framer is driven directly (``server.transport._Framer``); ``tests/test_stdio_raw.py`` checks
+The framer is driven directly (``pdf_airlock.server.mcp.stdio._Framer``); ``tests/test_stdio_raw.py`` checks
 the same refusals over a real server's stdio.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.transport import _Framer, _Rejected
+from pdf_airlock.server.mcp.stdio import _Framer, _Rejected
 
 READ = 1 << 16  # what the transport reads from stdin at once
 MIB = 1 << 20

@@ -1,4 +1,5 @@
-"""The opening handshake answered before the SDK loads (server.handshake) is the SDK's own answer.
+"""The opening handshake answered before the SDK loads (pdf_airlock.server.mcp.handshake) is the
+SDK's own answer.
 
 Compared byte for byte with the SDK's answer for every protocol version, in process (the SDK's
 ``Server`` driven over memory streams) and end to end (a server with the early answer switched
@@ -22,8 +23,8 @@ import pytest
 from conftest import ALL_TOOLS, PROJECT, connect, server_command
 from mcp.shared.message import SessionMessage
 
-from server.config import Settings
-from server.handshake import (
+from pdf_airlock.server.config import Settings
+from pdf_airlock.server.mcp.handshake import (
     FAST_HANDSHAKE_ENV,
     HANDSHAKE_VERSIONS,
     INSTRUCTIONS,
@@ -31,8 +32,8 @@ from server.handshake import (
     fast_answer,
     fast_frame,
 )
-from server.pool import Pool
-from server.protocol import build_server
+from pdf_airlock.server.mcp.sdk_server import build_server
+from pdf_airlock.server.pool.pool import Pool
 
 CLIENT_INFO = {"name": "handshake-test", "version": "1.0"}
 ENVELOPE = {
@@ -72,7 +73,7 @@ async def sdk_answer(request: dict[str, Any]) -> bytes:
 
 
 def build_server_for_test() -> Any:
-    from server.app import App
+    from pdf_airlock.server.calls import App
 
     return build_server(App(Settings(roots=(PROJECT,)), Pool(1, 1, 1.0, 1.0)))
 
@@ -192,12 +193,12 @@ def test_end_to_end_answer_is_the_sdk_answer_and_queued_requests_follow(docs: Pa
 
 
 def test_tools_list_snapshot_is_the_live_answer() -> None:
-    """server/tools_list.json (``python scripts/tools_list_snapshot.py``) is what the SDK's
+    """The tools/list snapshot (``python scripts/tools_list_snapshot.py``) is what the SDK's
     rules make of the tools now, for every handshake-era version."""
     sys.path.insert(0, str(PROJECT / "scripts"))
     from tools_list_snapshot import snapshot
 
-    from server.toolslist import load_snapshot
+    from pdf_airlock.server.mcp.early_tools_list import load_snapshot
 
     stored = load_snapshot()
     assert stored == snapshot(), "stale: run python scripts/tools_list_snapshot.py"
@@ -208,7 +209,7 @@ def test_tools_list_snapshot_is_the_live_answer() -> None:
 def test_instructions_say_once_what_every_tool_shares() -> None:
     """The tools' schemas leave the shared rules to the instructions: the whole error taxonomy,
     the page selector syntax, the cursor rule and the fields every result carries."""
-    from server.errors import CODES
+    from pdf_airlock.server.errors import CODES
 
     listed = INSTRUCTIONS.split("code is one of: ", 1)[1].rstrip(".")
     assert set(listed.split(", ")) == CODES
@@ -244,7 +245,8 @@ async def test_real_client_lists_and_calls_right_after_the_handshake(docs: Path,
 def test_serve_path_does_not_import_the_sdk() -> None:
     """What runs before the first answer: no mcp SDK, no tool models, no PDF engine."""
     code = (
-        "import json, sys; import server.cli, server.session, server.transport, server.handshake; "
+        "import json, sys; import pdf_airlock.server.cli.main, pdf_airlock.server.mcp.startup; "
+        "import pdf_airlock.server.mcp.stdio, pdf_airlock.server.mcp.handshake; "
         "print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run(
@@ -252,4 +254,6 @@ def test_serve_path_does_not_import_the_sdk() -> None:
     )
     loaded = set(json.loads(out.stdout))
     assert not {m for m in loaded if m.split(".")[0] in {"mcp", "mcp_types", "pydantic", "pikepdf"}}
-    assert "server.models" not in loaded and "server.protocol" not in loaded
+    assert (
+        "pdf_airlock.server.tools.models" not in loaded and "pdf_airlock.server.mcp.sdk_server" not in loaded
+    )

@@ -20,7 +20,7 @@ RSS_GROWTH_MB = 20
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, dict]:  # type: ignore[type-arg]
     folder = tmp_path_factory.mktemp("hostile")
-    return anyio.run(run_all, folder / "docs", folder / "server.log")
+    return anyio.run(run_all, folder / "docs", folder / "pdf_airlock.server.log")
 
 
 def test_at_least_thirty_classes() -> None:

@@ -49,7 +49,7 @@ def run_cli(inspector: Path, root: Path, *args: str) -> dict[str, Any]:
             "--cli",
             sys.executable,
             "-m",
-            "server",
+            "pdf_airlock.server",
             "--root",
             str(root),
             *args,

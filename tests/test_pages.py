@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.errors import WorkerError
-from worker.parsers.pages import select_pages
+from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.pdf.pages import select_pages
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ import psutil
 import pytest
 import structlog
 
-from server.errors import ToolError
-from server.jobs import classify
-from server.pool import ZYGOTE_ENV_KEYS, Pool
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.pool.pool import ZYGOTE_ENV_KEYS, Pool
+from pdf_airlock.server.pool.verdict import classify
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ async def run(pool: Pool, path: Path, args: dict[str, Any], deadline: float = 20
 
 
 def zygote_process() -> psutil.Process:
-    zygotes = [p for p in psutil.Process().children() if "worker.zygote" in " ".join(p.cmdline())]
+    zygotes = [p for p in psutil.Process().children() if "pdf_airlock.worker.zygote" in " ".join(p.cmdline())]
     assert len(zygotes) == 1
     return zygotes[0]
 

@@ -10,11 +10,11 @@ from typing import Any
 import pdfs
 import pytest
 
-from server import tools
-from server.errors import ToolError
-from server.models import PdfOutlineOutput, PdfReadOutput
-from server.paths import Document, PathPolicy
-from server.untrusted import PdfOutlineUntrusted, PdfReadUntrusted
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.policy.paths import Document, PathPolicy
+from pdf_airlock.server.tools import registry as tools
+from pdf_airlock.server.tools.models import PdfOutlineOutput, PdfReadOutput
+from pdf_airlock.server.tools.untrusted import PdfOutlineUntrusted, PdfReadUntrusted
 
 
 @pytest.fixture

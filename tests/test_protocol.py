@@ -70,7 +70,7 @@ class Server:
         children = []
         for process in self.descendants():
             try:
-                if "worker.zygote" in " ".join(process.cmdline()):
+                if "pdf_airlock.worker.zygote" in " ".join(process.cmdline()):
                     children += [child for child in process.children() if child.name() == "airlock-job"]
             except psutil.NoSuchProcess:
                 continue

@@ -22,9 +22,10 @@ import pytest
 from conftest import PROJECT, connect
 from escape_table import run_attempt
 
-from server.jobs import classify
-from server.pool import Pool
-from worker import escape, landlock, seccomp
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.sandbox import landlock, seccomp
+from pdf_airlock.worker.testing import escape
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +78,7 @@ async def test_layers_hold_without_seccomp() -> None:
 
 def self_test(*extra: str, preexec: object = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server", "self-test", "--json", *extra],
+        [sys.executable, "-m", "pdf_airlock.server", "self-test", "--json", *extra],
         capture_output=True,
         text=True,
         cwd=PROJECT,
@@ -147,7 +148,16 @@ def test_namespaces_reported_unavailable_when_unshare_is_refused() -> None:
 
 def test_server_refuses_to_start_without_required_layer(docs: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "server", "serve", "--root", str(docs), "--require-sandbox", "namespaces"],
+        [
+            sys.executable,
+            "-m",
+            "pdf_airlock.server",
+            "serve",
+            "--root",
+            str(docs),
+            "--require-sandbox",
+            "namespaces",
+        ],
         input="",
         capture_output=True,
         text=True,
@@ -231,8 +241,8 @@ def test_seccomp_program_decides(call: str, args: tuple[int, ...], expected: int
     [("kill_zygote", "kill"), ("ptrace_parent", "ptrace"), ("prlimit_zygote", "prlimit64")],
 )
 def test_escape_attempt_reaches_the_call_it_names(attempt: str, call: str) -> None:
-    """In a fork of this process (which imported worker.escape, as the zygote does), under a
-    filter that kills ``getppid`` and refuses only the named call with EXDEV: the attempt must
+    """In a fork of this process (which imported pdf_airlock.worker.testing.escape, as the zygote does), under
+    a filter that kills ``getppid`` and refuses only the named call with EXDEV: the attempt must
     get EXDEV, so its row in the table is the verdict on that call and nothing before it."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()

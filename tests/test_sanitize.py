@@ -1,4 +1,5 @@
-"""Text hygiene on strings from a job child (server/sanitize.py), exact results per case."""
+"""Text hygiene on strings from a job child (server/pdf_airlock/server/policy/sanitize.py), exact results per
+case."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import base64
 
 import pytest
 
-import server.sanitize as sanitize
-from server.sanitize import clean_text, removal_warnings
+import pdf_airlock.server.policy.sanitize as sanitize
+from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""``server.schema``: the published schemas carry no ``$ref`` and no titles; input schemas
+"""``pdf_airlock.server.tools.schema``: the published schemas carry no ``$ref`` and no titles; input schemas
 accept and reject what pydantic's do (but for the length caps and nulls ``call_schema`` leaves
 out); output schemas are looser than the models, never stricter; and every real result of every
 tool, success or failure, is valid against its tool's advertised outputSchema over real stdio."""
@@ -13,9 +13,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
-import server.models as models
-from server.schema import call_schema, compact, drop_titles, inline_refs
-from server.tools import TOOLS
+import pdf_airlock.server.tools.models as models
+from pdf_airlock.server.tools.registry import TOOLS
+from pdf_airlock.server.tools.schema import call_schema, compact, drop_titles, inline_refs
 
 OUTPUT_MODELS = [
     model
@@ -46,7 +46,7 @@ def test_published_output_schemas_have_no_refs(model: type[BaseModel]) -> None:
 
 
 def _pydantic_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """What pydantic generates for ``model``, before ``server.schema`` (``DocumentInput``
+    """What pydantic generates for ``model``, before ``pdf_airlock.server.tools.schema`` (``DocumentInput``
     publishes its own)."""
     if issubclass(model, models.DocumentInput):
         return super(models.DocumentInput, model).model_json_schema()

@@ -1,7 +1,7 @@
 """A spare keeps a faulted-in heap for its job: the job's own heap growth costs no page faults.
 
 Measured in a fresh interpreter warmed as the zygote is, in two forked children that differ only
-in ``worker.child._keep_heap``: each runs the spare's warm-up parse, then reads a one-page
+in ``pdf_airlock.worker.child._keep_heap``: each runs the spare's warm-up parse, then reads a one-page
 document and reports the minor page faults that read took (``getrusage``). Without the kept
 heap, glibc has trimmed the warm-up's memory and the read faults its heap in again.
 """
@@ -19,12 +19,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _PROBE = """
 import json, os, resource, sys
-from worker.warmup import warm_up
+from pdf_airlock.worker.warmup import warm_up
 warm_up()
-from worker import child
-from worker.parsers import get_parser
-from worker.sandbox import Limits
-from worker.zygote import warm_pdf
+from pdf_airlock.worker import child
+from pdf_airlock.worker.parsers import get_parser
+from pdf_airlock.worker.sandbox.layers import Limits
+from pdf_airlock.worker.zygote import warm_pdf
 
 warm, data = warm_pdf(), open(sys.argv[1], "rb").read()
 limits = Limits(memory_bytes=1 << 30, cpu_seconds=10, max_input_bytes=1 << 26, max_result_bytes=1 << 26)

@@ -28,12 +28,12 @@ from test_pool import (
     settled_zygote,
 )
 
-from server.errors import ToolError
-from server.joboutput import JobOutcome
-from server.jobs import classify
-from server.pool import Pool
-from server.spares import Spares, spec_key
-from worker.zygote import Zygote
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.pool.child_output import JobOutcome
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.spares import Spares, spec_key
+from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.zygote import Zygote
 
 pytestmark = pytest.mark.anyio
 

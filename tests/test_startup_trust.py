@@ -19,7 +19,7 @@ from conftest import HELLO_PAGES, TEST_MEMORY_MB, TEST_TIMEOUT_S
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from server.pool import ZYGOTE_ENV_KEYS
+from pdf_airlock.server.pool.pool import ZYGOTE_ENV_KEYS
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +73,7 @@ def impostors(tmp_path: Path) -> tuple[Path, Path]:
 
 def _zygote_of(server_pid: int) -> psutil.Process:
     for child in psutil.Process(server_pid).children(recursive=True):
-        if "worker.zygote" in child.cmdline():
+        if "pdf_airlock.worker.zygote" in child.cmdline():
             return child
     raise AssertionError("no zygote among the server's children")
 
@@ -120,12 +120,14 @@ async def test_console_script_in_a_folder_of_impostors(impostors: tuple[Path, Pa
 
 
 async def test_impostors_are_live(impostors: tuple[Path, Path]) -> None:
-    """The trap works: the same folder hijacks a non-isolated `python -m worker.zygote`."""
+    """The trap works: the same folder hijacks a non-isolated `python -m pdf_airlock.worker.zygote`."""
     import subprocess
 
     folder, markers = impostors
-    subprocess.run([sys.executable, "-m", "worker.zygote"], cwd=folder, check=False, capture_output=True)
-    assert {m.name.split(".")[0] for m in markers.iterdir()} >= {"worker"}
+    subprocess.run(
+        [sys.executable, "-m", "pdf_airlock.worker.zygote"], cwd=folder, check=False, capture_output=True
+    )
+    assert {m.name.split(".")[0] for m in markers.iterdir()} >= {"pdf_airlock"}
 
 
 @pytest.mark.skipif(os.environ.get("PDF_AIRLOCK_DOCKER") != "1", reason="PDF_AIRLOCK_DOCKER=1 not set")
@@ -169,8 +171,8 @@ async def test_test_hooks_are_off_unless_switched_on(
 ) -> None:
     """Without PDF_AIRLOCK_TEST_HOOKS=1 in the server's environment the zygote refuses the
     escape and fault kinds and any request to skip a sandbox layer."""
-    from server.errors import ToolError
-    from server.pool import Pool
+    from pdf_airlock.server.errors import ToolError
+    from pdf_airlock.server.pool.pool import Pool
 
     monkeypatch.delenv("PDF_AIRLOCK_TEST_HOOKS", raising=False)
     limits = {

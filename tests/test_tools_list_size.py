@@ -3,9 +3,9 @@
 Every conversation with the server starts by reading the tool list (a client parses it, and a
 model may read all of it), so its size is a cost paid per conversation. Measured here as the
 server sends it: the live result over real stdio through the real ``mcp`` client, serialised as
-compact JSON. The schemas are made small in ``server.schema``; what every tool shares (page
+compact JSON. The schemas are made small in ``pdf_airlock.server.tools.schema``; what every tool shares (page
 selectors, the cursor rule, the error taxonomy, the document fields of every result) is said
-once, in the server's ``instructions`` (``server.handshake``).
+once, in the server's ``instructions`` (``pdf_airlock.server.mcp.handshake``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Two-ended reads: the merged answer is byte for byte the single child's, cursor included.
 
-The comparisons run two application cores side by side on real pools (real zygotes, real
-sandboxed children, real generated PDFs): two workers with one spare more than workers, which
-is what the two-ended path needs (``server.twoended``), against one worker (always one child).
-The stdio tests drive the real server as shipped.
+The comparisons run two application cores side by side on real pools (real zygotes, real sandboxed children,
+real generated PDFs): two workers with one spare more than workers, which is what the two-ended path needs
+(``pdf_airlock.server.tools.read_two_ended``), against one worker (always one child). The stdio tests drive
+the real server as shipped.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import pytest
 import structlog
 from conftest import connect
 
-from server.app import App
-from server.config import Settings
-from server.joboutput import ProgressLines
-from server.pool import Pool
-from server.selections import SelectionMemo
-from server.twoended import MIN_TWO_ENDED_BYTES, _TwoEnded, two_ended_read
-from server.untrusted import PdfReadUntrusted
+from pdf_airlock.server.calls import App
+from pdf_airlock.server.config import Settings
+from pdf_airlock.server.pool.child_output import ProgressLines
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.tools.page_counts import SelectionMemo
+from pdf_airlock.server.tools.read_two_ended import MIN_TWO_ENDED_BYTES, _TwoEnded, two_ended_read
+from pdf_airlock.server.tools.untrusted import PdfReadUntrusted
 
 pytestmark = pytest.mark.anyio
 
@@ -377,7 +377,9 @@ async def test_stop_before_abandoned_children_reported_is_no_lost_job(root: Path
         async with apps(root) as (two, _):
             await warm(two, "heavy.pdf")
             await settled(two)
-            zygotes = [p for p in psutil.Process().children() if "worker.zygote" in " ".join(p.cmdline())]
+            zygotes = [
+                p for p in psutil.Process().children() if "pdf_airlock.worker.zygote" in " ".join(p.cmdline())
+            ]
             for zygote in zygotes:
                 zygote.suspend()
             result = await two.call_tool("pdf_read", {"path": "heavy.pdf"})

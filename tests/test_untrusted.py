@@ -1,5 +1,5 @@
-"""The models a job child's result must satisfy (server/untrusted.py), in process: strict types,
-no extra keys at any depth, and a cap on every string, list and mapping.
+"""The models a job child's result must satisfy (server/pdf_airlock/server/tools/untrusted.py), in process:
+strict types, no extra keys at any depth, and a cap on every string, list and mapping.
 
 The models are declarative, so mutation testing (scripts/mutation.sh) has nothing to mutate in
 them: these tests pin the contract instead, field by field where a cap guards the supervisor,
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-import server.untrusted as untrusted
-from server.untrusted import (
+import pdf_airlock.server.tools.untrusted as untrusted
+from pdf_airlock.server.tools.untrusted import (
     Attachment,
     FormField,
     PdfInfoUntrusted,

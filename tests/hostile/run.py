@@ -51,7 +51,7 @@ class Outcome:
 
 def server_params(root: Path, log: Path) -> StdioServerParameters:
     command = (
-        f"exec {sys.executable} -m server serve --root {root} --timeout {TIMEOUT_S} "
+        f"exec {sys.executable} -m pdf_airlock.server serve --root {root} --timeout {TIMEOUT_S} "
         f"--memory-mb {MEMORY_MB} --cache-mb 0 2>>{log}"
     )
     return StdioServerParameters(command="/bin/sh", args=["-c", command], cwd=str(PROJECT))
@@ -59,7 +59,7 @@ def server_params(root: Path, log: Path) -> StdioServerParameters:
 
 def supervisor() -> psutil.Process:
     for process in psutil.Process().children(recursive=True):
-        if "server" in process.cmdline() and "serve" in process.cmdline():
+        if "pdf_airlock.server" in process.cmdline() and "serve" in process.cmdline():
             return process
     raise LookupError("supervisor not found")
 

@@ -108,7 +108,7 @@ async def soak(calls: int, folder: Path, seed: int = 7) -> SoakReport:
         await anyio.sleep(0.5)  # let the zygote reap the last cancelled children
         report.rss_end_mb = server.memory_info().rss / 1e6
         report.fds_end = server.num_fds()
-        zygotes = [p for p in server.children() if "worker.zygote" in " ".join(p.cmdline())]
+        zygotes = [p for p in server.children() if "pdf_airlock.worker.zygote" in " ".join(p.cmdline())]
         children = [child for zygote in zygotes for child in zygote.children()]
         # Pre-forked spares still waiting for a job are meant to be there; a spare renames itself
         # airlock-job the moment its job arrives, so anything else is a child left behind.

@@ -1,0 +1,296 @@
+"""The application core: one tool call from arguments to ``CallToolResult``, with audit logging.
+
+Shared by the MCP session (``pdf_airlock.server.mcp.startup``) and the ``call`` CLI. Tool errors never escape
+as exceptions: every failure becomes ``isError: true`` with a typed ``structuredContent.error``.
+Unexpected exceptions become ``internal``, with the traceback only in the server log.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+import structlog
+from pydantic import BaseModel, ValidationError
+
+from pdf_airlock.server.cache import ResultCache, prepare_key_file
+from pdf_airlock.server.cli.selftest import job_limits
+from pdf_airlock.server.config import Settings
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.policy.paths import Document, PathPolicy
+from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
+from pdf_airlock.server.pool.child_output import JobOutcome, LineFn, ProgressFn
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.server.tools.cursors import share_key
+from pdf_airlock.server.tools.models import DocumentInput
+from pdf_airlock.server.tools.page_counts import SelectionMemo
+from pdf_airlock.server.tools.registry import TOOLS, ToolSpec
+
+__all__ = ["App", "error_result"]
+
+log = structlog.get_logger("pdf_airlock.audit")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+_AUDIT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("pdf_airlock_audit")
+_AUDIT_TAIL: contextvars.ContextVar[_AuditTail | None] = contextvars.ContextVar(
+    "pdf_airlock_audit_tail", default=None
+)
+_DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pdf_airlock_deadline", default=0.0)
+_PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
+    "pdf_airlock_progress", default=None
+)
+
+
+def error_result(error: ToolError) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"{error.code}: {error.message}")],
+        structured_content={"error": error.to_dict()},
+        is_error=True,
+    )
+
+
+def _clean_tree(value: Any) -> tuple[Any, int]:
+    """Sanitise every string in an untrusted JSON tree; returns the tree and chars removed."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        removed = 0
+        items = []
+        for item in value:
+            cleaned, count = _clean_tree(item)
+            items.append(cleaned)
+            removed += count
+        return items, removed
+    if isinstance(value, dict):
+        removed = 0
+        mapping = {}
+        for key, item in value.items():
+            clean_key, key_count = _clean_tree(key)
+            cleaned, count = _clean_tree(item)
+            mapping[clean_key] = cleaned
+            removed += key_count + count
+        return mapping, removed
+    return value, 0
+
+
+def _validation_message(exc: ValidationError) -> str:
+    """Field locations and reasons only: pydantic's default text would echo the input values."""
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
+    ]
+    return "; ".join(problems[:10])
+
+
+def validated(name: str, arguments: dict[str, Any]) -> tuple[ToolSpec, Any]:
+    """The tool named and its arguments as its input model; ``invalid_arguments`` otherwise."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        raise ToolError("invalid_arguments", f"unknown tool {name[:100]!r}", {"tools": ", ".join(TOOLS)})
+    try:
+        return spec, spec.input_model.model_validate(arguments)
+    except ValidationError as exc:
+        raise ToolError("invalid_arguments", _validation_message(exc)) from exc
+
+
+@dataclass(slots=True)
+class _AuditTail:
+    """A call's ``tool_call`` event, logged once the call has answered and every task it left
+    running (``App.start_detached``) has ended, so the event counts the jobs those abandoned."""
+
+    event: dict[str, Any]
+    running: int = 0
+    answered: bool = False
+
+    def settle(self) -> None:
+        if self.answered and self.running == 0:
+            log.info("tool_call", **self.event)
+
+
+class App:
+    """Runs tool calls against one pool and one path policy."""
+
+    def __init__(self, settings: Settings, pool: Pool) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.workers = settings.workers
+        self.max_result_bytes = settings.max_result_bytes
+        self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
+        if settings.cache_key_file is not None:  # cursors then pass between processes sharing it
+            share_key(prepare_key_file(settings.cache_key_file, settings.cache_dir))
+        self.cache = ResultCache(
+            settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes, settings.cache_key_file
+        )
+        self.selections = SelectionMemo()
+        self._tools: list[types.Tool] | None = None
+
+    def list_tools(self, category: str | None = None) -> list[types.Tool]:
+        """Built once: the schemas never change while the server runs (about 10 ms to build)."""
+        if self._tools is None:
+            self._tools = [spec.to_mcp() for spec in TOOLS.values()]
+        if category is None:
+            return self._tools
+        return [
+            tool for tool, spec in zip(self._tools, TOOLS.values(), strict=True) if spec.category == category
+        ]
+
+    def progress(self) -> ProgressFn | None:
+        """The current call's progress callback, if the client asked for progress."""
+        return _PROGRESS.get()
+
+    def start_detached(self, fn: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """``fn`` in the pool's task group; the current call's audit event waits for it."""
+        tail = _AUDIT_TAIL.get()
+        if tail is not None:
+            tail.running += 1
+
+        async def detached() -> None:
+            try:
+                await fn()
+            finally:
+                if tail is not None:
+                    tail.running -= 1
+                    tail.settle()
+
+        self.pool.start_soon(detached)
+
+    def free_workers(self) -> int:
+        """Worker slots a job started now would get at once, without queueing."""
+        return self.pool.free_workers()
+
+    def idle_spares(self) -> int:
+        """Pre-forked job children ready now (the pool's idle spares)."""
+        return len(self.pool.idle_spares())
+
+    async def run_job(
+        self,
+        kind: str,
+        args: dict[str, Any],
+        document: Document,
+        model: type[ModelT],
+        *,
+        report: bool = True,
+        on_line: LineFn | None = None,
+    ) -> tuple[ModelT, list[str]]:
+        # One --timeout per tool call, shared by all the jobs it runs (a split read runs several).
+        # The wall budget is --timeout; while the machine is too busy to give a job its CPU, the
+        # zygote stretches it up to --busy-stretch times (``pdf_airlock.worker.zygote``, ``_Child``).
+        deadline = self.settings.timeout_s
+        call_deadline = _DEADLINE.get()
+        if call_deadline:
+            deadline = call_deadline - time.monotonic()
+            if deadline <= 0:
+                raise ToolError(
+                    "timeout", f"the call did not finish within {self.settings.timeout_s:g} s (--timeout)"
+                )
+        max_wall = deadline + self.settings.timeout_s * (self.settings.busy_stretch - 1)
+        limits = job_limits(self.settings)
+        sandbox = self.settings.sandbox_spec()
+        progress = _PROGRESS.get() if report else None
+        if progress is not None:
+            args = args | {"report_progress": True}
+        audit = _AUDIT.get({})
+        try:
+            outcome: JobOutcome = await self.pool.run(
+                kind,
+                args,
+                document.fd,
+                limits=limits,
+                deadline_s=deadline,
+                max_wall_s=max_wall,
+                sandbox=sandbox,
+                on_progress=progress,
+                on_line=on_line,
+                # Every job the call started, abandoned ones too: each has a `job_exit` event with
+                # its CPU and peak memory under the same id (one answered first reports there too).
+                on_start=audit.setdefault("job_ids", []).append,
+            )
+        except anyio.get_cancelled_exc_class():
+            # Parallel reads cancel the jobs they no longer need (the pool kills the child).
+            audit["jobs_cancelled"] = audit.get("jobs_cancelled", 0) + 1
+            raise
+        audit["jobs"] = audit.get("jobs", 0) + 1
+        # Summed CPU, and the longest wall time and highest peak over this call's job children.
+        cpu = outcome.rusage.get("utime", 0) + outcome.rusage.get("stime", 0)
+        audit["job_cpu_s"] = round(audit.get("job_cpu_s", 0) + cpu, 4)
+        audit["job_wall_ms"] = max(audit.get("job_wall_ms", 0), outcome.wall_ms)
+        audit["job_peak_rss_kb"] = max(
+            audit.get("job_peak_rss_kb", 0), int(outcome.rusage.get("maxrss_kb", 0))
+        )
+        untrusted_result = classify(outcome, self.settings.memory_bytes, self.settings.timeout_s)
+        cleaned, removed = _clean_tree(untrusted_result)
+        try:
+            result = model.model_validate(cleaned)
+        except ValidationError as exc:
+            log.error("invalid_job_result", kind=kind, errors=exc.error_count())
+            raise ToolError("crashed", "the job child returned a result that failed validation") from exc
+        return result, removal_warnings(removed)
+
+    async def _open(self, args: DocumentInput) -> Document:
+        if args.path is not None:
+            return await self.policy.open_path_async(args.path)
+        assert args.data is not None
+        return await self.policy.open_inline_async(args.data)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        request_id: object = None,
+        progress: ProgressFn | None = None,
+    ) -> types.CallToolResult:
+        """Run one tool call; ``progress(done, total)`` is called per page when given."""
+        started = time.perf_counter()
+        audit: dict[str, Any] = {"request_id": request_id, "tool": name}
+        tail = _AuditTail(audit)
+        _AUDIT.set(audit)
+        _AUDIT_TAIL.set(tail)
+        _PROGRESS.set(progress)
+        _DEADLINE.set(time.monotonic() + self.settings.timeout_s)
+        try:
+            result = await self._call(name, arguments or {}, audit)
+            audit["outcome"] = "ok"
+            return result
+        except ToolError as error:
+            audit["outcome"] = error.code
+            if error.code == "internal":  # names the parser's exception type and frame, never data
+                audit["internal"] = error.message
+            return error_result(error)
+        except anyio.get_cancelled_exc_class():
+            audit["outcome"] = "cancelled"  # the client cancelled or the server is stopping
+            raise
+        except Exception:
+            log.exception("tool_call_crashed", tool=name)
+            audit["outcome"] = "internal"
+            return error_result(ToolError("internal", "internal server error; see the server log"))
+        finally:
+            audit["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
+            tail.answered = True
+            tail.settle()
+
+    async def _call(
+        self, name: str, arguments: dict[str, Any], audit: dict[str, Any]
+    ) -> types.CallToolResult:
+        spec, args = validated(name, arguments)
+        document = await self._open(args)
+        audit.update(sha256=document.sha256, bytes=document.size)
+        try:
+            cache_key = self.cache.key(document.sha256, name, arguments | {"source": document.display})
+            cached = self.cache.get(cache_key)
+            if cached is not None:
+                audit["cache"] = "hit"
+                return cached
+            output, text = await spec.run(self, args, document)
+        finally:
+            document.close()
+        structured = output.model_dump(mode="json")
+        audit["pages"] = len(structured.get("pages", []))
+        content = [types.TextContent(type="text", text=text)] if isinstance(text, str) else text
+        result = types.CallToolResult(content=list(content), structured_content=structured, is_error=False)
+        size = sum(len(block.text if block.type == "text" else block.data) for block in content)
+        self.cache.put(cache_key, result, size * 2 + 1024)
+        return result

@@ -1,0 +1,329 @@
+"""Command line: ``pdf-airlock [serve]``, ``pdf-airlock call TOOL --json ARGS``.
+
+``serve`` (the default) runs the MCP stdio server. ``call`` runs one tool through the same
+supervisor, pool and sandbox and prints the ``CallToolResult`` as JSON on stdout; its exit
+status is 0 on success, 1 on a tool error, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+
+from pdf_airlock.server import __version__
+from pdf_airlock.server.cli.selftest import LAYERS
+from pdf_airlock.server.config import BATCH_PROGRESS_MODES, DEFAULTS, MIB, Settings
+
+__all__ = ["main"]
+
+_ENV_PREFIX = "PDF_AIRLOCK_"
+_MAX_NICE = 19
+
+
+def _env(name: str, default: Any) -> Any:
+    return os.environ.get(_ENV_PREFIX + name, default)
+
+
+def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root",
+        action="append",
+        type=Path,
+        help="directory documents may be read from (repeatable; default: the working directory; "
+        "env PDF_AIRLOCK_ROOTS, colon-separated)",
+    )
+    parser.add_argument("--max-file-mb", type=int, default=int(_env("MAX_FILE_MB", DEFAULTS.max_file_mb)))
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=float(_env("TIMEOUT", DEFAULTS.timeout_s)),
+        help="wall seconds per job (on a busy machine, see --busy-stretch)",
+    )
+    parser.add_argument(
+        "--busy-stretch",
+        type=float,
+        default=float(_env("BUSY_STRETCH", DEFAULTS.busy_stretch)),
+        help="while a job gets less than half a CPU because the machine is busy, its --timeout "
+        "is extended, up to this multiple of it (1: never)",
+    )
+    parser.add_argument(
+        "--cpu-seconds", type=int, default=None, help="CPU seconds per job (default: --timeout)"
+    )
+    parser.add_argument("--memory-mb", type=int, default=int(_env("MEMORY_MB", DEFAULTS.memory_mb)))
+    parser.add_argument(
+        "--max-result-mb", type=int, default=int(_env("MAX_RESULT_MB", DEFAULTS.max_result_mb))
+    )
+    parser.add_argument(
+        "--workers", type=int, default=int(_env("WORKERS", 0)), help="parallel jobs (default: CPUs)"
+    )
+    parser.add_argument("--queue-depth", type=int, default=int(_env("QUEUE_DEPTH", DEFAULTS.queue_depth)))
+    parser.add_argument(
+        "--job-nice",
+        type=int,
+        default=int(_env("JOB_NICE", DEFAULTS.job_nice)),
+        help="scheduling niceness of job children, 0-19 (the supervisor stays at its own)",
+    )
+    parser.add_argument(
+        "--cache-mb",
+        type=int,
+        default=int(_env("CACHE_MB", DEFAULTS.cache_mb)),
+        help="memory for cached results of repeated calls (0 disables)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(_env("CACHE_DIR", "")) if _env("CACHE_DIR", "") else None,
+        help="also keep cached results in this directory (created 0700; off by default); they last "
+        "across restarts only with --cache-key-file",
+    )
+    parser.add_argument(
+        "--cache-key-file",
+        type=Path,
+        default=Path(_env("CACHE_KEY_FILE", "")) if _env("CACHE_KEY_FILE", "") else None,
+        help="secret that authenticates --cache-dir's entries, kept outside it (read, or created "
+        "0600 if missing); without it the key is random per process and so is the disk cache",
+    )
+    parser.add_argument(
+        "--cache-disk-mb",
+        type=int,
+        default=int(_env("CACHE_DISK_MB", DEFAULTS.cache_disk_mb)),
+        help="disk space for --cache-dir (least recently used entries are removed past it)",
+    )
+    parser.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=float(_env("SHUTDOWN_GRACE", DEFAULTS.shutdown_grace_s)),
+        help="seconds in-flight calls may take to finish after SIGTERM",
+    )
+    parser.add_argument(
+        "--require-sandbox",
+        default=_env("REQUIRE_SANDBOX", ""),
+        help="comma-separated sandbox layers that must be active (e.g. seccomp,landlock,namespaces); "
+        "the server refuses to start and jobs refuse to run without them",
+    )
+    parser.add_argument(
+        "--net-namespace",
+        action="store_true",
+        default=_env("NET_NAMESPACE", "") == "1",
+        help="also give each job its own network namespace (about 1 ms per job)",
+    )
+    parser.add_argument("--log-level", default=_env("LOG_LEVEL", "info"))
+
+
+def _settings(ns: argparse.Namespace) -> Settings:
+    roots = ns.root or [Path(p) for p in _env("ROOTS", "").split(":") if p] or [Path.cwd()]
+    for root in roots:
+        if not root.is_dir():
+            _usage(f"--root {root} is not a directory")
+    positive = {"--max-file-mb": ns.max_file_mb, "--timeout": ns.timeout, "--memory-mb": ns.memory_mb}
+    for flag, value in positive.items():
+        if value <= 0:
+            _usage(f"{flag} must be positive")
+    if ns.busy_stretch < 1:
+        _usage("--busy-stretch must be at least 1")
+    if not 0 <= ns.job_nice <= _MAX_NICE:
+        _usage(f"--job-nice must be between 0 and {_MAX_NICE}")
+    required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
+    unknown = sorted(set(required) - set(LAYERS))
+    if unknown:
+        _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
+    overrides: dict[str, Any] = {}
+    if ns.cache_dir is not None and ns.cache_disk_mb > 0:
+        overrides.update(_cache_overrides(ns.cache_dir, ns.cache_key_file))
+    elif (
+        ns.cache_key_file is not None
+    ):  # it signs cursors too (``pdf_airlock.server.tools.cursors.share_key``)
+        overrides.update(_key_file_override(ns.cache_key_file, None))
+    if ns.workers > 0:
+        overrides["workers"] = ns.workers
+    return Settings(
+        roots=tuple(roots),
+        max_file_bytes=ns.max_file_mb * MIB,
+        timeout_s=ns.timeout,
+        cpu_seconds=ns.cpu_seconds or max(1, int(ns.timeout)),
+        memory_bytes=ns.memory_mb * MIB,
+        max_result_bytes=ns.max_result_mb * MIB,
+        queue_depth=ns.queue_depth,
+        shutdown_grace_s=ns.shutdown_grace,
+        cache_bytes=max(0, ns.cache_mb) * MIB,
+        cache_disk_bytes=max(0, ns.cache_disk_mb) * MIB,
+        require_layers=required,
+        net_namespace=ns.net_namespace,
+        job_nice=ns.job_nice,
+        busy_stretch=ns.busy_stretch,
+        **overrides,
+    )
+
+
+def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
+    """Start-up checks of the disk cache: a bad directory or key file is a usage error."""
+    from pdf_airlock.server.cache import CacheDirError, prepare_directory
+
+    try:
+        prepare_directory(cache_dir)
+    except CacheDirError as exc:
+        _usage(f"--cache-dir: {exc}")
+    overrides = {"cache_dir": cache_dir.resolve()}
+    if key_file is not None:
+        overrides.update(_key_file_override(key_file, overrides["cache_dir"]))
+    return overrides
+
+
+def _key_file_override(key_file: Path, cache_dir: Path | None) -> dict[str, Path]:
+    from pdf_airlock.server.cache import CacheKeyError, prepare_key_file
+
+    try:
+        prepare_key_file(key_file, cache_dir)
+    except CacheKeyError as exc:
+        _usage(f"--cache-key-file: {exc}")
+    return {"cache_key_file": key_file.absolute()}  # not resolved: a symlink stays refused
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pdf-airlock", description="Sandboxed MCP server for untrusted PDFs."
+    )
+    parser.add_argument("--version", action="version", version=f"pdf-airlock {__version__}")
+    commands = parser.add_subparsers(dest="command")
+    serve = commands.add_parser("serve", help="run the MCP stdio server (default)")
+    _add_settings_flags(serve)
+    call = commands.add_parser("call", help="run one tool and print its result as JSON")
+    call.add_argument("tool")
+    call.add_argument("--json", dest="arguments", default="{}", help="tool arguments as a JSON object")
+    _add_settings_flags(call)
+    batch = commands.add_parser("batch", help="run one tool over many documents, one JSON line each")
+    batch.add_argument("tool")
+    batch.add_argument("paths", nargs="+", type=Path, help="PDF files, or directories searched for *.pdf")
+    batch.add_argument("--out", type=Path, required=True, help="JSON Lines output (appended; resumable)")
+    batch.add_argument("--jobs", type=int, default=0, help="documents in parallel (default: CPUs)")
+    batch.add_argument("--json", dest="arguments", default="{}", help="extra tool arguments as a JSON object")
+    batch.add_argument(
+        "--max-document-mb",
+        type=float,
+        default=float(_env("BATCH_MAX_DOCUMENT_MB", DEFAULTS.batch_max_document_mb)),
+        help="most MB of JSON result one document's line gathers by following cursors; past it "
+        "the line has complete: false and the cursor to go on from",
+    )
+    batch.add_argument(
+        "--progress",
+        choices=BATCH_PROGRESS_MODES,
+        default=_env("BATCH_PROGRESS", "auto"),
+        help="bar (tqdm), json (a batch_progress event every --progress-seconds) or none; "
+        "auto: bar when stderr is a terminal, else json",
+    )
+    batch.add_argument(
+        "--progress-seconds",
+        type=float,
+        default=float(_env("BATCH_PROGRESS_SECONDS", DEFAULTS.batch_progress_s)),
+        help="seconds between batch_progress events (json progress)",
+    )
+    _add_settings_flags(batch)
+    batch.set_defaults(log_level=_env("LOG_LEVEL", "warning"))  # progress shares stderr
+    selftest = commands.add_parser("self-test", help="report which sandbox layers are active here")
+    selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_settings_flags(selftest)
+    return parser
+
+
+async def _self_test(settings: Settings, as_json: bool) -> int:
+    from pdf_airlock.server.cli.selftest import missing_layers, probe_layers, render_table
+    from pdf_airlock.server.pool.pool import Pool
+
+    async with Pool(1, 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s) as pool:
+        layers = await probe_layers(pool, settings)
+    missing = missing_layers(layers, settings.require_layers)
+    if as_json:
+        payload = {"layers": layers, "required": list(settings.require_layers), "missing": missing}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_table(layers) + "\n")
+        if missing:
+            sys.stdout.write(f"missing required layer(s): {', '.join(missing)}\n")
+    return 1 if missing else 0
+
+
+async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> int:
+    from pdf_airlock.server.calls import App
+    from pdf_airlock.server.pool.pool import Pool
+
+    async with Pool(
+        settings.workers, settings.queue_depth, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
+    ) as pool:
+        result = await App(settings, pool).call_tool(tool, arguments)
+    payload = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    return 1 if result.is_error else 0
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        _usage("--json must be a JSON object")
+    return value
+
+
+def _usage(problem: str) -> NoReturn:
+    """Bad usage: the message on stderr, exit status 2 (as argparse's own errors)."""
+    sys.stderr.write(f"pdf-airlock: {problem}\n")
+    raise SystemExit(2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version")):
+        args.insert(0, "serve")
+    ns = _parser().parse_args(args)
+    from pdf_airlock.server.log import configure_logging
+
+    configure_logging(ns.log_level)
+    settings = _settings(ns)
+    if ns.command == "call":
+        raise SystemExit(anyio.run(_call, settings, ns.tool, _json_object(ns.arguments)))
+    if ns.command == "batch":
+        from pdf_airlock.server.batch.inputs import named_roots
+        from pdf_airlock.server.batch.run import run_batch
+
+        if ns.jobs > 0:
+            settings = dataclasses.replace(settings, workers=ns.jobs)
+        if not ns.root and not _env("ROOTS", ""):  # the folders and files named are the roots
+            settings = dataclasses.replace(settings, roots=named_roots(ns.paths))
+        if ns.max_document_mb <= 0:
+            _usage("--max-document-mb must be positive")
+        if ns.progress_seconds <= 0:
+            _usage("--progress-seconds must be positive")
+        max_document_bytes = int(ns.max_document_mb * MIB)
+        try:
+            status = run_batch(
+                settings,
+                ns.tool,
+                _json_object(ns.arguments),
+                ns.paths,
+                ns.out,
+                max_document_bytes=max_document_bytes,
+                progress=ns.progress,
+                progress_every_s=ns.progress_seconds,
+            )
+        except KeyboardInterrupt:  # before the run's own handling of SIGINT was up
+            status = 128 + signal.SIGINT.value
+        raise SystemExit(status)
+    if ns.command == "self-test":
+        raise SystemExit(anyio.run(_self_test, settings, ns.json))
+    from pdf_airlock.server.mcp.startup import serve
+
+    anyio.run(serve, settings)
+    # Everything is closed and the zygote is gone; skip tearing down the interpreter's modules
+    # (about a tenth of a second of the shutdown the client waits for). stdout is written with
+    # os.write only, so nothing is left in a buffer; flush stderr's.
+    sys.stderr.flush()
+    os._exit(0)

@@ -1,0 +1,79 @@
+"""Runtime settings of the supervisor: roots, limits, timeouts, concurrency.
+
+Every limit is named here with its default and documented in the README ("Limits"). The CLI
+fills a ``Settings`` from flags and ``PDF_AIRLOCK_*`` environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+__all__ = ["BATCH_PROGRESS_MODES", "DEFAULTS", "Settings"]
+
+MIB: Final = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class _Defaults:
+    max_file_mb: int = 100
+    timeout_s: float = 30.0
+    memory_mb: int = 1024
+    max_result_mb: int = 16
+    max_chars: int = 100_000
+    max_chars_ceiling: int = 2_000_000
+    queue_depth: int = 64
+    kill_grace_s: float = 2.0
+    shutdown_grace_s: float = 10.0
+    cache_mb: int = 64
+    cache_disk_mb: int = 256
+    zygote_start_timeout_s: float = 60.0
+    job_nice: int = 10
+    busy_stretch: float = 3.0  # a starved job's wall deadline may grow to this multiple
+    batch_max_document_mb: int = 64
+    batch_progress_s: float = 10.0  # between ``batch_progress`` events (``pdf_airlock.server.batch.report``)
+
+
+DEFAULTS: Final = _Defaults()
+BATCH_PROGRESS_MODES: Final = ("auto", "bar", "json", "none")  # ``pdf_airlock.server.batch.report``
+
+
+def _default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the supervisor needs to know; immutable once the server starts."""
+
+    roots: tuple[Path, ...] = field(default_factory=lambda: (Path.cwd(),))
+    max_file_bytes: int = DEFAULTS.max_file_mb * MIB
+    timeout_s: float = DEFAULTS.timeout_s
+    cpu_seconds: int = int(DEFAULTS.timeout_s)
+    memory_bytes: int = DEFAULTS.memory_mb * MIB
+    max_result_bytes: int = DEFAULTS.max_result_mb * MIB
+    workers: int = field(default_factory=_default_workers)
+    queue_depth: int = DEFAULTS.queue_depth
+    kill_grace_s: float = DEFAULTS.kill_grace_s
+    shutdown_grace_s: float = DEFAULTS.shutdown_grace_s
+    cache_bytes: int = DEFAULTS.cache_mb * MIB
+    cache_dir: Path | None = None
+    cache_key_file: Path | None = (
+        None  # the HMAC secret of --cache-dir's entries (``pdf_airlock.server.cache``)
+    )
+    cache_disk_bytes: int = DEFAULTS.cache_disk_mb * MIB
+    require_layers: tuple[str, ...] = ()
+    net_namespace: bool = False
+    job_nice: int = DEFAULTS.job_nice
+    busy_stretch: float = DEFAULTS.busy_stretch
+
+    def sandbox_spec(self) -> dict[str, object]:
+        """What every job asks of its child's sandbox."""
+        return {"require": list(self.require_layers), "net_namespace": self.net_namespace}
+
+    @property
+    def max_message_bytes(self) -> int:
+        """A frame may carry a whole file inline as base64 (4/3 of its size) plus the envelope."""
+        return self.max_file_bytes * 4 // 3 + MIB

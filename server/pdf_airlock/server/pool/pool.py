@@ -1,0 +1,511 @@
+"""The pool: one zygote process, kept alive, that forks a sandboxed child per job.
+
+Invariants:
+- The zygote is spawned from the event-loop thread (its parent-death signal is tied to the
+  spawning thread) and leads its own process group in the supervisor's session (not a session
+  of its own: see ``pdf_airlock.worker.sandbox.layers._detach``); if the supervisor dies, it dies.
+- At most ``workers`` jobs run at once; at most ``queue_depth`` more wait; beyond that a call
+  fails fast with ``overloaded``.
+- A job's result pipe is read concurrently with its run, with a hard byte cap; passing the cap
+  kills the job. Everything read is returned as untrusted bytes for ``pdf_airlock.server.pool.verdict`` to
+  judge.
+- A job is answered as soon as its pipe reaches EOF holding one complete JSON envelope (the
+  child closes the pipe right after writing it), without waiting for the zygote to reap the
+  child: ``status`` is then None. The exit report arrives later and is logged (``job_exit``,
+  with CPU and peak RSS; a warning if the child then died abnormally). Anything else (no
+  output, truncated or unparseable output, over the cap) waits for the exit status, which
+  ``pdf_airlock.server.pool.verdict`` classifies exactly as before.
+- The zygote keeps ``spares`` (default: ``workers + 1``) children pre-forked and sandboxed, and
+  hands each one's socket to the supervisor (``pdf_airlock.server.pool.spares``): a job whose limits and
+  sandbox request match an idle spare is sent straight to it, and the zygote is told afterwards
+  (``assigned``); any other job goes through the zygote as before. Either way the zygote owns the child:
+  deadline, kill, reap, exit report.
+- If the zygote dies, every job it had acknowledged (``started``) fails with
+  ``worker_unavailable``, a job it had not is sent again once, and a new zygote is started with
+  exponential backoff.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import structlog
+
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.policy.sanitize import clean_text
+from pdf_airlock.server.pool.child_output import (
+    JobOutcome,
+    LineFn,
+    ProgressFn,
+    ProgressLines,
+    complete_envelope,
+)
+from pdf_airlock.server.pool.readiness import reading
+from pdf_airlock.server.pool.spares import spec_key
+from pdf_airlock.server.pool.zygote_link import NotDelivered, Pending, ZygoteLink, reaped_outcome
+from pdf_airlock.worker.contract import STRICT_LOADS_ENV, TEST_HOOKS_ENV, ZYGOTE_MODULE
+
+__all__ = ["JobOutcome", "Pool", "ProgressFn"]
+
+log = structlog.get_logger("pdf_airlock.pool")
+
+_READ_CHUNK: Final = 1 << 16
+_BACKOFF_FIRST_S: Final = 0.1
+_BACKOFF_MAX_S: Final = 5.0
+_HEALTHY_UPTIME_S: Final = 10.0
+_MAX_STDERR_LINE: Final = 2000
+# The zygote's whole environment: locale and time zone, and the test-only switch (docs/security.md).
+# Nothing else of the caller's environment reaches it; PYTHON* variables are ignored anyway (-I).
+ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", TEST_HOOKS_ENV, STRICT_LOADS_ENV)
+# Isolated mode: neither the working directory nor the script's folder on sys.path, no PYTHON*
+# variables, no user site-packages. Only the installed package and its dependencies can load.
+ZYGOTE_INTERPRETER_FLAGS: Final = ("-I",)
+# A fixed working directory: nothing relative resolves inside the folder the server started in.
+ZYGOTE_CWD: Final = "/"
+
+
+_SEND_ATTEMPTS: Final = 2
+
+
+@dataclass(slots=True)
+class _Output:
+    """A job's result pipe as read so far (``Pool._read_output``)."""
+
+    buffer: bytearray = field(default_factory=bytearray)
+    total: int = 0
+    end: bool = False  # EOF, over the cap, or a failure
+    failure: BaseException | None = None
+    woke: anyio.Event = field(default_factory=anyio.Event)
+
+
+class Pool:
+    """Owns the zygote's lifecycle and runs jobs on it. Use inside ``async with``."""
+
+    def __init__(
+        self,
+        workers: int,
+        queue_depth: int,
+        start_timeout_s: float,
+        kill_grace_s: float,
+        *,
+        command_prefix: tuple[str, ...] = (),
+        spares: int | None = None,
+    ) -> None:
+        """``command_prefix`` wraps the zygote's command (the syscall tracer uses strace);
+        ``spares`` is how many pre-forked children the zygote keeps (default: one per worker plus one, so a
+        two-ended read (``pdf_airlock.server.tools.read_two_ended``) can take two at once and still leave one
+        idle: the zygote then refills after the jobs, not beside them)."""
+        self.command_prefix = command_prefix
+        self.spares = workers + 1 if spares is None else spares
+        self.workers = workers
+        self.queue_depth = queue_depth
+        self.start_timeout_s = start_timeout_s
+        self.kill_grace_s = kill_grace_s
+        self._limiter = anyio.CapacityLimiter(workers)
+        self._admitted = 0
+        self._ids = itertools.count(1)
+        self._zygote: ZygoteLink | None = None
+        self._zygote_changed = anyio.Event()
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._closing = False
+        self.restarts = 0
+        self.start_failures = 0
+        self.layers: dict[str, Any] = {}
+
+    async def __aenter__(self) -> Pool:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._maintain)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._closing = True
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(None, None, None)
+
+    def start_soon(self, fn: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """Run ``fn`` in the pool's own task group: it may outlive the call that started it, and
+        is cancelled when the pool stops. It must not raise (an exception would stop the pool)."""
+        assert self._task_group is not None, "the pool is not running"
+        self._task_group.start_soon(fn)
+
+    # -- zygote lifecycle -------------------------------------------------------------
+
+    async def _maintain(self) -> None:
+        backoff = _BACKOFF_FIRST_S
+        while not self._closing:
+            zygote = await self._spawn()
+            try:
+                await self._serve(zygote)
+            finally:
+                self.start_failures = 0 if zygote.ready.is_set() else self.start_failures + 1
+                self._retire(zygote)
+                with anyio.CancelScope(shield=True):
+                    await zygote.process.aclose()
+            if time.monotonic() - zygote.started > _HEALTHY_UPTIME_S:
+                backoff = _BACKOFF_FIRST_S
+            await anyio.sleep(backoff)
+            backoff = min(backoff * 2, _BACKOFF_MAX_S)
+            self.restarts += 1
+
+    async def _spawn(self) -> ZygoteLink:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {key: os.environ[key] for key in ZYGOTE_ENV_KEYS if key in os.environ}
+        if env.get(TEST_HOOKS_ENV) == "1":
+            log.warning("test_hooks_enabled", detail="escape and fault job kinds are available")
+        try:
+            process = await anyio.open_process(
+                [
+                    *self.command_prefix,
+                    sys.executable,
+                    *ZYGOTE_INTERPRETER_FLAGS,
+                    "-m",
+                    ZYGOTE_MODULE,
+                    str(theirs.fileno()),
+                    str(self.spares),
+                ],
+                # Only the control socket and a stderr pipe: never the protocol's stdin/stdout.
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(theirs.fileno(),),
+                cwd=ZYGOTE_CWD,
+                env=env,
+            )
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        zygote = ZygoteLink(process=process, sock=ours, started=time.monotonic())
+        self._zygote = zygote
+        self._zygote_changed.set()
+        self._zygote_changed = anyio.Event()
+        log.info("zygote_spawned", pid=process.pid)
+        return zygote
+
+    async def _serve(self, zygote: ZygoteLink) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._relay_stderr, zygote)
+            await self._read_control(zygote)
+            tg.cancel_scope.cancel()
+
+    async def _relay_stderr(self, zygote: ZygoteLink) -> None:
+        stream = zygote.process.stderr
+        if stream is None:
+            return
+        buffer = b""
+        async for chunk in stream:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                text, _ = clean_text(line[:_MAX_STDERR_LINE].decode("utf-8", "replace"))
+                log.warning("zygote_stderr", line=text)
+            buffer = buffer[-_MAX_STDERR_LINE:]
+
+    async def _read_control(self, zygote: ZygoteLink) -> None:
+        """Until the control socket closes or fails. Messages are handled in the event loop's
+        callback as they come (``pdf_airlock.server.pool.readiness``), without waking this task."""
+        closed = anyio.Event()
+        failure: list[BaseException] = []
+
+        def on_readable() -> bool:
+            while True:
+                try:
+                    data, fds = zygote.receive()
+                except BlockingIOError:
+                    return False
+                except OSError:
+                    closed.set()
+                    return True
+                if not data:
+                    for fd in fds:
+                        os.close(fd)
+                    closed.set()
+                    return True
+                self._on_control(zygote, json.loads(data), fds)
+
+        def on_error(exc: BaseException) -> None:
+            failure.append(exc)
+            closed.set()
+
+        with reading(zygote.sock.fileno(), on_readable, on_error):
+            await closed.wait()
+        if failure:
+            raise failure[0]
+
+    def _on_control(self, zygote: ZygoteLink, message: dict[str, Any], fds: list[int]) -> None:
+        zygote.on_message(message, fds)
+        if message.get("op") == "ready":
+            self.layers = zygote.layers
+            pid, warm_ms = message.get("pid"), message.get("warm_ms")
+            log.info("zygote_ready", pid=pid, warm_ms=warm_ms, layers=self.layers)
+
+    def _retire(self, zygote: ZygoteLink) -> None:
+        self._kill_zygote(zygote)
+        failed = zygote.retire("the worker zygote exited during the job")
+        if failed:
+            log.warning("zygote_lost", pid=zygote.process.pid, jobs_failed=failed)
+
+    def _kill_zygote(self, zygote: ZygoteLink) -> None:
+        if zygote.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                zygote.process.kill()
+
+    async def _ready_zygote(self) -> ZygoteLink:
+        zygote = self._zygote
+        if zygote is not None and zygote.alive and zygote.ready.is_set():
+            return zygote  # without the timer and the round of the event loop of the wait below
+        with anyio.move_on_after(self.start_timeout_s):
+            while True:
+                zygote = self._zygote
+                if zygote is not None and zygote.alive:
+                    await zygote.ready.wait()
+                    if zygote.alive:
+                        return zygote
+                if self.start_failures:
+                    break  # crash-looping at start-up: fail fast, do not queue behind the backoff
+                await self._zygote_changed.wait()
+        raise ToolError("worker_unavailable", "the worker process is not available; retry shortly")
+
+    # -- jobs ---------------------------------------------------------------------------
+
+    def free_workers(self) -> int:
+        """Worker slots a job admitted now would get at once, without queueing."""
+        return max(0, self.workers - self._admitted)
+
+    def idle_spares(self) -> list[int]:
+        """Pids of the idle spares the supervisor holds for the current zygote."""
+        zygote = self._zygote
+        return zygote.spares.pids() if zygote is not None and zygote.alive else []
+
+    async def run(
+        self,
+        kind: str,
+        args: dict[str, Any],
+        input_fd: int,
+        *,
+        limits: dict[str, int],
+        deadline_s: float,
+        max_wall_s: float | None = None,
+        sandbox: dict[str, Any] | None = None,
+        on_progress: ProgressFn | None = None,
+        on_line: LineFn | None = None,
+        on_start: Callable[[int], None] | None = None,
+    ) -> JobOutcome:
+        """Run one job to completion; raises ToolError for overload or a lost worker.
+        ``on_progress`` gets the child's progress lines, ``on_line`` its stream lines (see
+        ``pdf_airlock.server.pool.child_output.ProgressLines``), both before the envelope. ``on_start`` gets
+        the job's id once a child has the job: a job the caller abandons (cancelled, or not needed any more)
+        is killed, and its exit report is still logged under that id (``job_exit``). ``deadline_s`` is the
+        job's wall budget; the zygote extends it while the job is starved of
+        CPU by a busy machine, up to ``max_wall_s`` (default: no extension)."""
+        if self._admitted >= self.workers + self.queue_depth:
+            raise ToolError(
+                "overloaded",
+                f"{self._admitted} calls are already running or queued; retry later",
+                {"workers": self.workers, "queue_depth": self.queue_depth},
+            )
+        self._admitted += 1
+        try:
+            await self._take_slot()
+            try:
+                undelivered: NotDelivered | None = None
+                for _attempt in range(_SEND_ATTEMPTS):
+                    zygote = await self._ready_zygote()
+                    try:
+                        return await self._run_on(
+                            zygote,
+                            kind,
+                            args,
+                            input_fd,
+                            limits=limits,
+                            deadline_s=deadline_s,
+                            max_wall_s=max(deadline_s, max_wall_s or deadline_s),
+                            sandbox=sandbox or {},
+                            on_progress=on_progress,
+                            on_line=on_line,
+                            on_start=on_start,
+                        )
+                    except NotDelivered as exc:
+                        # Nothing ran under a zygote, so a retry is safe.
+                        undelivered = exc
+                        await anyio.sleep(0)
+                raise ToolError(
+                    "worker_unavailable", "the worker process is not reachable; retry"
+                ) from undelivered
+            finally:
+                self._limiter.release()
+        finally:
+            self._admitted -= 1
+
+    async def _take_slot(self) -> None:
+        """A worker slot: at once when one is free and nobody waits (``async with`` on the
+        limiter always yields a round of the event loop first), else in turn."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self._limiter.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._limiter.acquire()
+
+    async def _run_on(
+        self,
+        zygote: ZygoteLink,
+        kind: str,
+        args: dict[str, Any],
+        input_fd: int,
+        *,
+        limits: dict[str, int],
+        deadline_s: float,
+        max_wall_s: float,
+        sandbox: dict[str, Any],
+        on_progress: ProgressFn | None,
+        on_line: LineFn | None,
+        on_start: Callable[[int], None] | None,
+    ) -> JobOutcome:
+        job_id = next(self._ids)
+        pending = Pending(kind)
+        read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+        os.set_blocking(read_fd, False)
+        zygote.pending[job_id] = pending
+        try:
+            try:
+                job = {
+                    "op": "job",
+                    "id": job_id,
+                    "kind": kind,
+                    "args": args,
+                    "limits": limits,
+                    "sandbox": sandbox,
+                }
+                deadlines = {"deadline_s": deadline_s, "max_wall_s": max_wall_s}
+                self._deliver(zygote, job, spec_key(limits, sandbox), deadlines, [input_fd, write_fd])
+            except OSError as exc:
+                zygote.alive = False  # a zygote we cannot talk to is restarted
+                self._kill_zygote(zygote)
+                raise NotDelivered from exc
+            finally:
+                os.close(write_fd)
+            if on_start is not None:
+                on_start(job_id)
+            max_bytes = int(limits["max_result_bytes"])
+            sent = time.monotonic()
+            envelope = None
+            with anyio.move_on_after(max_wall_s + 2 * self.kill_grace_s) as scope:
+                output, overflow = await self._read_output(
+                    zygote, job_id, read_fd, max_bytes, ProgressLines(on_progress, on_line)
+                )
+                envelope = None if overflow or pending.exited.is_set() else complete_envelope(output)
+                if envelope is None:
+                    await pending.exited.wait()
+                else:
+                    pending.answered = True
+            if scope.cancelled_caught:
+                log.error("zygote_unresponsive", pid=zygote.process.pid, job=job_id)
+                self._kill_zygote(zygote)
+                raise ToolError("timeout", f"the job did not finish within {deadline_s:g} s")
+        except NotDelivered:
+            raise
+        except BaseException:
+            if pending.exit_message is None and zygote.alive:
+                self._send_kill(zygote, job_id)
+                pending.abandoned = True  # its exit report is logged when it comes
+            raise
+        finally:
+            os.close(read_fd)
+            if pending.exited.is_set() or not (pending.answered or pending.abandoned):
+                zygote.pending.pop(job_id, None)
+        if envelope is not None:
+            return JobOutcome(
+                untrusted_output=output,
+                output_overflow=False,
+                status=None,
+                deadline_hit=False,
+                killed=False,
+                wall_ms=round((time.monotonic() - sent) * 1000, 3),
+                rusage={},
+                untrusted_envelope=envelope,
+            )
+        return reaped_outcome(pending, output, overflow)
+
+    def _deliver(
+        self, zygote: ZygoteLink, job: dict[str, Any], spec: str, deadlines: dict[str, float], fds: list[int]
+    ) -> None:
+        """Straight to an idle spare made for ``spec`` (then tell the zygote), else through the
+        zygote. Synchronous: no other job's hand-over or spec change can come in between."""
+        pid = None
+        if job["kind"] in zygote.kinds:
+            pid = zygote.spares.hand_over(spec, json.dumps(job, separators=(",", ":")).encode(), fds)
+        if pid is None:
+            generation = zygote.spares.use_spec(spec)
+            zygote.send(job | deadlines | {"generation": generation}, fds)
+            return
+        zygote.pending[job["id"]].pid = pid
+        zygote.send({"op": "assigned", "id": job["id"], "pid": pid, **deadlines})
+
+    def kill_now(self) -> None:
+        """Kill the zygote (its children die with it); for an immediate exit."""
+        if self._zygote is not None:
+            self._kill_zygote(self._zygote)
+
+    def _send_kill(self, zygote: ZygoteLink, job_id: int) -> None:
+        try:
+            zygote.send({"op": "kill", "id": job_id})
+        except OSError:
+            self._kill_zygote(zygote)
+
+    async def _read_output(
+        self, zygote: ZygoteLink, job_id: int, fd: int, max_bytes: int, progress: ProgressLines
+    ) -> tuple[bytes, bool]:
+        """Everything the child wrote, up to ``max_bytes``; leading progress and stream lines
+        are consumed. The pipe is read in the event loop's callback (``pdf_airlock.server.pool.readiness``),
+        to EAGAIN each time: the child closes it right after its last write, so the EOF usually comes with the
+        envelope. Stream lines go to their handler from there; this task wakes
+        only for progress to pass on and at the end."""
+        output = _Output()
+
+        def on_readable() -> bool:
+            while True:
+                try:
+                    chunk = os.read(fd, _READ_CHUNK)
+                except BlockingIOError:
+                    break
+                output.total += len(chunk)
+                if not chunk or output.total > max_bytes:
+                    output.end = True
+                    break
+                output.buffer += chunk
+                progress.take(output.buffer)
+            if output.end or progress.pending:
+                output.woke.set()
+            return output.end
+
+        def on_error(exc: BaseException) -> None:
+            output.failure = exc
+            output.end = True
+            output.woke.set()
+
+        with reading(fd, on_readable, on_error):
+            while not output.end:
+                await output.woke.wait()
+                output.woke = anyio.Event()
+                await progress.flush()
+        if output.failure is not None:
+            raise output.failure
+        await progress.flush()
+        if output.total > max_bytes:
+            self._send_kill(zygote, job_id)
+            return b"", True
+        return bytes(output.buffer), False

@@ -1,0 +1,111 @@
+"""The idle pre-forked spares one zygote handed to the supervisor, and the direct job hand-over.
+
+The zygote forks each spare already sandboxed for one spec (a job's limits and sandbox
+request) and passes its end of the spare's socketpair here over the control socket (SCM_RIGHTS,
+``{"op": "spare", "pid", "generation"}``), keeping no copy. A job whose spec matches is sent
+straight to an idle spare: the job datagram with [input fd, result pipe], after which the
+socket is closed; ``pdf_airlock.server.pool.pool`` then tells the zygote (``assigned``), which takes the child
+over (deadline, kill, reap, exit report). This saves the two hops through the zygote.
+
+Invariants:
+- A spare socket is write-only. It is shut down for reading when it arrives and never read,
+  and every send is non-blocking, so neither a spare nor the job child it becomes can stall
+  the supervisor or hand it anything to parse.
+- A failed send means the spare died idle (EPIPE, ECONNREFUSED...): it is dropped and the next
+  idle spare is tried. Nothing is killed here; the zygote reaps its own children.
+- All idle spares are of the current generation. The supervisor numbers each distinct spec it
+  sends the zygote on the fallback path (a job with no matching spare goes through the zygote,
+  as before); a new spec closes every idle spare first, and a spare of an older generation is
+  closed on arrival. The zygote kills its spares of an old generation when it sees the new one.
+- Closing a spare's socket discards it: an idle spare that reads EOF exits.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import socket
+from typing import Any
+
+import structlog
+
+__all__ = ["Spares", "spec_key"]
+
+log = structlog.get_logger("pdf_airlock.pool")
+
+
+def spec_key(limits: dict[str, int], sandbox: dict[str, Any]) -> str:
+    """What a spare is made for, as a value that later edits of the caller's dicts cannot change."""
+    return json.dumps({"limits": limits, "sandbox": sandbox}, sort_keys=True, separators=(",", ":"))
+
+
+class Spares:
+    """Idle spares of one zygote, oldest first (the oldest has finished its warm-up parse)."""
+
+    def __init__(self) -> None:
+        self._idle: dict[int, socket.socket] = {}
+        self._spec: str | None = None
+        self.generation = 0
+
+    def pids(self) -> list[int]:
+        return list(self._idle)
+
+    def offer(self, pid: object, generation: object, fd: int) -> None:
+        """Keep a spare the zygote passed over (it is only half-trusted: the message is checked),
+        unless it was made for an older spec."""
+        try:
+            sock = socket.socket(fileno=fd)
+        except OSError:  # not a socket
+            os.close(fd)
+            return
+        if (
+            (sock.family, sock.type) != (socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            or not isinstance(pid, int)
+            or generation != self.generation
+            or pid in self._idle
+        ):
+            sock.close()
+            return
+        try:
+            sock.setblocking(False)
+            sock.shutdown(socket.SHUT_RD)  # whatever the peer sends is refused, never queued here
+        except OSError as exc:
+            # Not a dead spare (that fails the send later): this host refuses the call itself,
+            # for instance a seccomp profile without shutdown. Every job then forks on demand.
+            log.warning("spare_refused", pid=pid, errno=exc.errno)
+            sock.close()
+            return
+        self._idle[pid] = sock
+
+    def hand_over(self, spec: str, payload: bytes, fds: list[int]) -> int | None:
+        """Send the job to an idle spare made for ``spec``; its pid, or None if none took it."""
+        if spec != self._spec:
+            return None
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+        while self._idle:
+            pid = next(iter(self._idle))
+            sock = self._idle.pop(pid)
+            try:
+                sock.sendmsg([payload], ancillary)
+            except OSError:  # it died idle (or its queue is somehow full): try the next one
+                continue
+            finally:
+                sock.close()  # the datagram stays queued for the spare; it reads it, then EOF
+            return pid
+        return None
+
+    def use_spec(self, spec: str) -> int:
+        """The generation to send with a job on the fallback path; a new spec is a new
+        generation, and the idle spares of the old one are discarded first."""
+        if spec != self._spec:
+            self.close()
+            self._spec = spec
+            self.generation += 1
+        return self.generation
+
+    def close(self) -> None:
+        """Discard every idle spare (each reads EOF and exits)."""
+        for sock in self._idle.values():
+            sock.close()
+        self._idle.clear()

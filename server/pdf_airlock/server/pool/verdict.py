@@ -1,0 +1,81 @@
+"""Judging a finished job: exit status and untrusted output become a result dict or a ToolError.
+
+Classification (DESIGN.md, "Errors"): a deadline kill is ``timeout``; SIGXCPU is ``cpu_limit``;
+SIGSYS is ``sandbox_violation``; a memory-exhaustion death (an abort or kill with peak RSS near
+the budget) is ``memory_limit``; other signals are ``crashed``; output over the cap is
+``output_limit``; unreadable output is ``crashed``. Only a clean exit with a well-formed
+envelope yields a result, which is still untrusted until the tool's model validates it. A job
+answered on a complete envelope before its exit was reaped (``status`` None, see
+``pdf_airlock.server.pool.pool``) is judged by that envelope alone; every job without one is classified by its
+exit status as above.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from typing import Any, Final
+
+from pdf_airlock.server.errors import ToolError, from_untrusted
+from pdf_airlock.server.pool.child_output import JobOutcome
+
+__all__ = ["classify"]
+
+# Under RLIMIT_AS a failing allocation is usually a buffer doubling past the budget, so the
+# resident peak at that moment is about half the budget: an abort-like death at or above this
+# share of the budget is reported as memory exhaustion rather than a crash.
+_MEMORY_NEAR_BUDGET: Final = 0.45
+_EXIT_SANDBOX_FAILED: Final = 71
+_MEMORY_SIGNALS: Final = frozenset(
+    {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGTRAP, signal.SIGKILL}
+)
+
+
+def _signal_error(sig: int, outcome: JobOutcome, memory_budget: int) -> ToolError:
+    name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+    peak = int(outcome.rusage.get("maxrss_kb", 0)) * 1024
+    details = {"signal": name, "peak_rss_bytes": peak}
+    if sig == signal.SIGXCPU:
+        return ToolError("cpu_limit", "the parse used up its CPU-time budget", details)
+    if sig == signal.SIGSYS:
+        return ToolError("sandbox_violation", "the parser attempted a forbidden system call", details)
+    if sig in _MEMORY_SIGNALS and peak >= _MEMORY_NEAR_BUDGET * memory_budget:
+        return ToolError("memory_limit", "the parse exhausted its memory budget", details)
+    return ToolError("crashed", f"the parser crashed ({name})", details)
+
+
+def _check_status(outcome: JobOutcome, status: int, memory_budget: int) -> None:
+    if os.WIFSIGNALED(status):
+        raise _signal_error(os.WTERMSIG(status), outcome, memory_budget)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    if code == _EXIT_SANDBOX_FAILED:
+        raise ToolError("internal", "the sandbox could not be set up for this job")
+    if code != 0:
+        raise ToolError("crashed", f"the parser exited with status {code}", {"exit_status": code})
+
+
+def classify(outcome: JobOutcome, memory_budget: int, deadline_s: float) -> dict[str, Any]:
+    """Return the untrusted result dict of a successful job, or raise the matching ToolError."""
+    if outcome.output_overflow:  # before "killed": the supervisor killed it for this very reason
+        raise ToolError("output_limit", "the result exceeded the result-size cap; select fewer pages")
+    if outcome.killed:
+        raise ToolError("cancelled", "the call was cancelled")
+    if outcome.deadline_hit:
+        raise ToolError("timeout", f"the parse did not finish within {deadline_s:g} s (--timeout)")
+    if outcome.status is not None:
+        _check_status(outcome, outcome.status, memory_budget)
+    untrusted_envelope: Any = outcome.untrusted_envelope
+    if untrusted_envelope is None:
+        try:
+            untrusted_envelope = json.loads(outcome.untrusted_output)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ToolError("crashed", "the job child returned unreadable output") from exc
+    if not isinstance(untrusted_envelope, dict) or not isinstance(untrusted_envelope.get("ok"), bool):
+        raise ToolError("crashed", "the job child returned a malformed envelope")
+    if not untrusted_envelope["ok"]:
+        raise from_untrusted(untrusted_envelope.get("error"))
+    untrusted_result = untrusted_envelope.get("result")
+    if not isinstance(untrusted_result, dict):
+        raise ToolError("crashed", "the job child returned no result")
+    return untrusted_result

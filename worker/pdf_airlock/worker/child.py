@@ -1,0 +1,262 @@
+"""The job child: forked by the zygote as a spare, parses one document and exits.
+
+A spare sandboxes itself for the limits and sandbox request it was forked for; with no job
+waiting yet, it faults in a few MiB of heap that it keeps for the job and runs a tiny warm-up
+parse of a trusted document (so a first parse's page faults happen before any job). It then
+blocks on its spare socket for exactly one job: the job message with the input fd and the
+result pipe, which land on fds 3 and 4. It then closes the socket, so only fds 0-4 are open
+while the document is parsed. Assumes nothing about the input document.
+
+The only way out is one JSON envelope written to the result pipe, bounded by
+``max_result_bytes``, then an explicit close of the pipe (the supervisor may answer at that EOF):
+``{"ok": true, "result": {...}}`` or ``{"ok": false, "error": {"code", "message", "details"}}``.
+The supervisor treats that envelope as untrusted. The process never returns to the zygote's
+code: every path ends in ``os._exit``.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import ctypes
+import json
+import os
+import socket
+import traceback
+from typing import Any, Final, NoReturn
+
+from pdf_airlock.worker import progress, strict_loads
+from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.parsers import get_parser
+from pdf_airlock.worker.sandbox.layers import (
+    CHILD_INPUT_FD,
+    CHILD_RESULT_FD,
+    SPARE_SOCKET_FD,
+    Limits,
+    SandboxPolicy,
+    SandboxReport,
+    enter_sandbox,
+    set_name,
+)
+
+__all__ = ["EXIT_SANDBOX_FAILED", "run_spare"]
+
+_READ_CHUNK: Final = 1 << 20
+EXIT_OK: Final = 0
+EXIT_SANDBOX_FAILED: Final = 71
+EXIT_WRITE_FAILED: Final = 72
+# Fraction of the job's memory budget that qpdf may spend decoding one stream.
+_DECODE_SHARE: Final = 2
+_MAX_JOB_MESSAGE: Final = 1 << 16
+_JOB_FDS: Final = 2
+_SPARE_NAME: Final = b"airlock-spare"
+# Shaped like a job message (``pdf_airlock.server.pool.pool``), for the warm-up's JSON decoding.
+_WARM_JOB: Final = (
+    b'{"op":"job","id":0,"kind":"pdf_read","args":{"max_chars":1000,"engine":"fast",'
+    b'"pages":null,"password":null},"limits":{},"sandbox":{},"deadline_s":1.0}'
+)
+_JOB_NAME: Final = b"airlock-job"
+# Heap a spare faults in and keeps for its job (at most this share of the job's memory budget),
+# carved in blocks under glibc's smallest mmap threshold (128 KiB) so they come from the heap.
+_HEAP_KEPT: Final = 4 << 20
+_HEAP_KEPT_SHARE: Final = 16
+_HEAP_BLOCK: Final = 64 << 10
+_M_TRIM_THRESHOLD: Final = -1  # glibc <malloc.h>
+_NO_TRIM: Final = 1 << 30
+_ENGINE_ERRORS: Final = frozenset(
+    {"PdfiumError", "PdfError", "QpdfRuntimeError", "DataDecodingError", "PSEOF", "PDFSyntaxError"}
+)
+# The process's own symbols (libc's mallopt), opened in the zygote: a dlopen in the child is a load.
+_PROGRAM: Final = ctypes.CDLL(None)
+
+
+def _error(code: str, message: str, details: dict[str, object] | None = None) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": code, "message": message, "details": details or {}}}
+
+
+def _read_input(fd: int, max_bytes: int) -> bytes:
+    """The whole input (a regular file or a memfd), read to EOF under the size cap. The first
+    read asks for all of it at once: one buffer filled in place, where chunks and a join would
+    fault in and copy every page twice (in a fresh child, half the page faults and the time).
+    Reading on to EOF keeps a file that grew since it was measured whole, or over the cap."""
+    chunk = os.pread(fd, min(os.lseek(fd, 0, os.SEEK_END), max_bytes) + 1, 0)
+    chunks: list[bytes] = []
+    total = 0
+    while chunk:
+        total += len(chunk)
+        if total > max_bytes:
+            raise WorkerError("output_limit", "the input grew past the size cap while being read")
+        chunks.append(chunk)
+        chunk = os.pread(fd, _READ_CHUNK, total)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict[str, Any]:
+    kind = str(job["kind"])
+    try:
+        if kind == "probe":
+            return {"ok": True, "result": {"layers": report.layers, "micros": report.micros}}
+        from pdf_airlock.worker.pdf.opening import apply_decode_limits
+
+        apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
+        data = _read_input(CHILD_INPUT_FD, limits.max_input_bytes)
+        parser = get_parser(kind)
+        args = dict(job["args"])
+        progress.enable(bool(args.pop("report_progress", False)))
+        result = parser(data, args)
+    except strict_loads.LazyLoad as load:
+        return _lazy_load_error(str(load))
+    except Exception as exc:  # every failure becomes a typed error, not a crash
+        return _error_for(exc)
+    if strict_loads.violations():  # a library caught it, and may have returned wrong text
+        return _lazy_load_error(strict_loads.violations()[0])
+    return {"ok": True, "result": result}
+
+
+def _lazy_load_error(detail: str) -> dict[str, Any]:
+    return _error(
+        "internal",
+        f"a parser tried to load something after sandboxing ({detail}); the zygote's warm-up must preload it",
+        {"lazy_load": detail},
+    )
+
+
+def _error_for(exc: Exception) -> dict[str, Any]:
+    if isinstance(exc, WorkerError):
+        return _error(exc.code, exc.message, exc.details)
+    if isinstance(exc, MemoryError):
+        return _error("memory_limit", "the document needed more memory than the job's budget")
+    if isinstance(exc, RecursionError):
+        return _error("malformed", "the document nests objects too deeply")
+    if type(exc).__name__ in _ENGINE_ERRORS:  # an engine gave up on the document itself
+        return _error("malformed", f"the PDF engine could not parse the document ({type(exc).__name__})")
+    where = _parser_frame(exc)
+    return _error(
+        "internal",
+        f"the parser failed ({type(exc).__name__} in {where}); the document may be unusual: try the "
+        "other engine (engine: fast or layout), fewer pages, or pdf_render to look at the pages",
+        {"exception": type(exc).__name__, "frame": where},
+    )
+
+
+def _parser_frame(exc: BaseException) -> str:
+    """``module:function:line`` of the innermost frame of the failure: code, never data (and no
+    source lookup: the child can open no file)."""
+    where = "unknown"
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        where = f"{frame.f_globals.get('__name__', '?')}:{frame.f_code.co_name}:{line}"
+    return where
+
+
+def _encode(envelope: dict[str, Any], max_bytes: int) -> bytes:
+    try:
+        payload = json.dumps(envelope, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        payload = json.dumps(_error("internal", "the parser produced a result that is not JSON"))
+    encoded = payload.encode("utf-8", errors="replace")
+    if len(encoded) > max_bytes:
+        limit_error = _error(
+            "output_limit",
+            f"the result is {len(encoded)} bytes, over the {max_bytes}-byte cap; select fewer pages",
+            {"result_bytes": len(encoded), "max_result_bytes": max_bytes},
+        )
+        encoded = json.dumps(limit_error).encode()
+    return encoded
+
+
+def _receive_job(spare: socket.socket, flags: int = 0) -> dict[str, Any] | None:
+    """The one job (BlockingIOError with MSG_DONTWAIT if it has not come yet); its two fds must
+    land on 3 and 4. None: this spare was discarded (the supervisor or the zygote closed its socket)."""
+    untrusted_fds = array.array("i")
+    data, ancdata, msg_flags, _addr = spare.recvmsg(
+        _MAX_JOB_MESSAGE, socket.CMSG_SPACE(_JOB_FDS * untrusted_fds.itemsize), flags
+    )
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            untrusted_fds.frombytes(payload[: len(payload) - len(payload) % untrusted_fds.itemsize])
+    spare.close()  # from here on only fds 0-4 are open
+    if not data:
+        return None
+    if msg_flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC) or list(untrusted_fds) != [
+        CHILD_INPUT_FD,
+        CHILD_RESULT_FD,
+    ]:
+        os._exit(EXIT_SANDBOX_FAILED)
+    job: dict[str, Any] = json.loads(data)
+    return job
+
+
+def _keep_heap(size: int) -> bool:
+    """Fault in ``size`` bytes of heap now and keep them for the job. glibc hands freed memory
+    at the top of the heap back to the kernel (trim), so without this the job's heap growth is
+    fresh page faults on the critical path: about 90 of a one-page read's 165 faults (perf,
+    ``exceptions:page_fault_user``). Trimming is turned off (the process exits after one job),
+    then blocks are allocated, zero-filled and freed; the job reuses them. False, and nothing
+    kept, without glibc's ``mallopt``."""
+    try:
+        if not _PROGRAM.mallopt(_M_TRIM_THRESHOLD, _NO_TRIM):
+            return False
+    except AttributeError:  # not glibc
+        return False
+    blocks = [bytearray(_HEAP_BLOCK) for _ in range(size // _HEAP_BLOCK)]
+    del blocks
+    return True
+
+
+def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
+    """The job's path once, inside the sandbox, over a trusted one-page document: the decode caps,
+    a job message's JSON, the parse and the envelope's encoding. Their first-touch costs (copy-on-
+    write faults on the zygote's pages, lazy set-up) are then paid before the job arrives; the
+    job repeats each step itself. Best effort: the job runs either way."""
+    try:
+        from pdf_airlock.worker.pdf.opening import apply_decode_limits
+
+        apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
+        job = json.loads(_WARM_JOB)
+        result = get_parser(str(job["kind"]))(warm_pdf, dict(job["args"]))
+        _encode({"ok": True, "result": result}, limits.max_result_bytes)
+    except Exception:  # noqa: S110 - an optimisation only; the job reports its own errors
+        pass
+
+
+def run_spare(
+    parent_pid: int, spare_fd: int, spec: dict[str, Any], probed: dict[str, Any], warm_pdf: bytes | None
+) -> NoReturn:
+    """Sandbox this process for ``spec`` (limits + sandbox request), optionally warm it, wait for
+    one job on ``spare_fd``, run it, write the envelope, exit. Never returns; never runs twice."""
+    try:
+        limits = Limits(**spec["limits"])
+        policy = SandboxPolicy.from_job(dict(spec.get("sandbox", {})), **probed)
+        if limits.nice:
+            # Best effort: a container without setpriority still runs the job, at normal priority.
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, 0, limits.nice)
+        set_name(_SPARE_NAME)
+        if spare_fd != SPARE_SOCKET_FD:
+            os.dup2(spare_fd, SPARE_SOCKET_FD, inheritable=False)
+        # The socket object is made before seccomp: making one calls getsockname.
+        spare = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=SPARE_SOCKET_FD)
+        report = enter_sandbox(parent_pid, {SPARE_SOCKET_FD: SPARE_SOCKET_FD}, limits, policy)
+        strict_loads.install()
+    except BaseException:  # a sandbox that cannot be built must not run the parser
+        os._exit(EXIT_SANDBOX_FAILED)
+    try:
+        try:
+            job = _receive_job(spare, socket.MSG_DONTWAIT)
+        except BlockingIOError:  # no job waiting yet: warm up (off the critical path), then block
+            _keep_heap(min(_HEAP_KEPT, limits.memory_bytes // _HEAP_KEPT_SHARE))
+            if warm_pdf is not None:
+                _warm_up(warm_pdf, limits)
+            job = _receive_job(spare)
+        if job is None:
+            os._exit(EXIT_OK)
+        set_name(_JOB_NAME)
+        job_policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
+        if Limits(**job["limits"]) != limits or job_policy != policy:  # the sender matches them
+            os._exit(EXIT_SANDBOX_FAILED)
+        envelope = _execute(job, limits, report)
+        progress.write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))
+        os.close(CHILD_RESULT_FD)  # EOF now: the supervisor may answer before this exit is reaped
+    except BaseException:  # nothing may escape the child's exit path
+        os._exit(EXIT_WRITE_FAILED)
+    os._exit(EXIT_OK)

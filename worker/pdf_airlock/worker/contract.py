@@ -1,0 +1,87 @@
+"""The contract between the two halves: the only worker module the supervisor may import.
+
+It names what crosses the trust boundary and nothing else: the module the zygote runs, the
+environment switches the supervisor may pass it, the job kinds reserved for the test suite, the
+error codes a job child may report, the names of the sandbox layers, and the kinds of line a job
+child writes before its result envelope. It imports nothing but the standard library, so loading
+it loads no PDF engine (tests/test_boundaries.py).
+
+Messages of a ``WorkerError`` must never contain document bytes or passwords: the supervisor
+sanitises them and maps any code it does not know to ``internal``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "LINE_KINDS",
+    "SANDBOX_LAYERS",
+    "STRICT_LOADS_ENV",
+    "TEST_HOOKS_ENV",
+    "TEST_KINDS",
+    "WORKER_CODES",
+    "ZYGOTE_MODULE",
+    "WorkerError",
+]
+
+# The supervisor starts the zygote as ``python -I -m ZYGOTE_MODULE``.
+ZYGOTE_MODULE: Final = "pdf_airlock.worker.zygote"
+
+# Switches the supervisor may pass to the zygote; only the server's own environment sets them.
+# TEST_HOOKS_ENV=1 adds the TEST_KINDS to the job table and lets a job skip sandbox layers.
+TEST_HOOKS_ENV: Final = "PDF_AIRLOCK_TEST_HOOKS"
+# STRICT_LOADS_ENV=1 makes a lazy import or file open inside the sandbox fail loudly.
+STRICT_LOADS_ENV: Final = "PDF_AIRLOCK_STRICT_LOADS"
+
+# Job kinds that exist only for the test suite: escape probes and fault injection
+# (``pdf_airlock.worker.testing``). Every other job kind is a tool's name.
+TEST_KINDS: Final[frozenset[str]] = frozenset({"escape", "fault"})
+
+# The codes a job child may report in its error envelope.
+WORKER_CODES: Final[frozenset[str]] = frozenset(
+    {
+        "not_a_pdf",
+        "encrypted",
+        "wrong_password",
+        "malformed",
+        "page_out_of_range",
+        "memory_limit",
+        "output_limit",
+        "decompression_limit",
+        "invalid_arguments",
+        "timeout",
+        "internal",
+    }
+)
+
+# Sandbox layers in the order a job child applies them (``pdf_airlock.worker.sandbox``); the
+# zygote reports each as available or not, and ``pdf-airlock self-test`` shows them.
+SANDBOX_LAYERS: Final = (
+    "process_group",
+    "closed_fds",
+    "env_allowlist",
+    "unprivileged_uid",
+    "namespaces",
+    "rlimits",
+    "no_new_privs",
+    "landlock",
+    "seccomp",
+)
+
+# Lines a job child may write on its result pipe before the envelope, each one JSON object
+# ``{kind: value}`` on one line: ``progress`` (pages done, with ``total``) when the caller asked
+# for progress; ``selection`` and ``page`` from a streamed ``pdf_read`` (a two-ended read).
+LINE_KINDS: Final = ("progress", "selection", "page")
+
+
+class WorkerError(Exception):
+    """A failure the job child reports as a typed error instead of a result."""
+
+    def __init__(self, code: str, message: str, details: dict[str, object] | None = None) -> None:
+        if code not in WORKER_CODES:
+            raise ValueError(f"unknown worker error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}

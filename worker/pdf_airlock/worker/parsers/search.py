@@ -1,0 +1,213 @@
+"""``pdf_search``: literal or regular-expression search over page text, with boxes and context.
+
+Input: untrusted bytes and a query from the client. PDFium extracts each selected page's text;
+the query runs over it with the ``regex`` module, whose matching can be interrupted: the whole
+search has a time budget, so a pattern with catastrophic backtracking on crafted text ends as a
+``timeout`` error instead of spinning until the job's deadline. Each hit carries its page, the
+matched text, the surrounding context, and the rectangles it covers on the page (PDF points,
+origin bottom-left). Results stop at ``max_results``; the position to continue from is returned
+so the supervisor can hand out a cursor. Empty matches are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any, Final
+
+import pypdfium2 as pdfium
+import regex
+
+from pdf_airlock.worker import progress
+from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.pdf.opening import open_document
+from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
+from pdf_airlock.worker.pdf.textnorm import searchable
+
+__all__ = ["run"]
+
+MAX_MATCH_CHARS: Final = 1000
+MAX_RECTS: Final = 16
+MAX_WARNINGS: Final = 100
+
+
+def _compile(args: dict[str, Any]) -> Any:
+    query = str(args["query"])
+    pattern = query if args.get("regex") else regex.escape(query)
+    prefix = 0
+    if args.get("whole_word"):
+        pattern = rf"(?<!\w)(?:{pattern})(?!\w)"
+        prefix = pattern.index(query) if args.get("regex") else 0
+    flags = regex.VERSION0 | (0 if args.get("case_sensitive") else regex.IGNORECASE | regex.FULLCASE)
+    try:
+        return regex.compile(pattern, flags)
+    except regex.error as exc:
+        position = None if exc.pos is None else min(max(0, exc.pos - prefix), len(query))
+        where = f" at position {position} of the query" if args.get("regex") and position is not None else ""
+        raise WorkerError(
+            "invalid_arguments", f"the query is not a valid regular expression: {exc.msg}{where}"
+        ) from exc
+    except (OverflowError, RecursionError) as exc:
+        raise WorkerError(
+            "invalid_arguments", "the query is not a valid regular expression (too complex)"
+        ) from exc
+
+
+_SPACE = regex.compile(r"\s+")
+
+
+def _flat(text: str) -> str:
+    """Context on one line: every run of whitespace (line breaks included) becomes one space."""
+    flat: str = _SPACE.sub(" ", text)
+    return flat
+
+
+def _rects(textpage: Any, start: int, length: int) -> list[list[float]]:
+    count = min(int(textpage.count_rects(start, length)), MAX_RECTS)
+    return [[round(float(v), 2) for v in textpage.get_rect(i)] for i in range(count)]
+
+
+def _page_text(document: Any, index: int, warnings: list[str]) -> tuple[str, Any, Any] | None:
+    try:
+        page = document[index]
+    except pdfium.PdfiumError:
+        warnings.append(f"page {index + 1} could not be loaded by PDFium; it was not searched")
+        return None
+    try:
+        textpage = page.get_textpage()
+        text = textpage.get_text_range()
+    except pdfium.PdfiumError:
+        page.close()
+        warnings.append(f"page {index + 1}: PDFium could not extract its text; it was not searched")
+        return None
+    return text, page, textpage
+
+
+class _Budget:
+    """Matching time over the whole search; text extraction is bounded by the job's deadline."""
+
+    def __init__(self, milliseconds: int) -> None:
+        self.milliseconds = milliseconds
+        self.left = milliseconds / 1000
+
+    def spans(self, pattern: Any, text: str, page: int) -> Iterator[tuple[int, int]]:
+        """Non-empty match spans; raises ``timeout`` when the budget is spent."""
+        started = time.monotonic()
+        try:
+            if self.left <= 0:
+                raise TimeoutError
+            for match in pattern.finditer(text, timeout=self.left):
+                if match.end() > match.start():
+                    yield match.span()
+        except TimeoutError as exc:
+            raise WorkerError(
+                "timeout",
+                f"the search ran past its time budget of {self.milliseconds} ms on page {page}",
+                {"time_budget_ms": self.milliseconds, "page": page},
+            ) from exc
+        finally:
+            self.left -= time.monotonic() - started
+
+
+def _hit(
+    text: str, span: tuple[int, int], context: int, textpage: Any | None, origin: list[int] | None
+) -> dict[str, Any]:
+    """``origin`` maps ``text`` back to PDFium's characters (``textnorm.searchable``)."""
+    begin, end = span
+    first, last = (origin[begin], origin[end - 1] + 1) if origin else (begin, end)
+    return {
+        "text": text[begin : min(end, begin + MAX_MATCH_CHARS)],
+        "offset": begin,
+        "before": _flat(text[max(0, begin - context) : begin])[-context:] if context else "",
+        "after": _flat(text[end : end + context])[:context] if context else "",
+        "rects": _rects(textpage, first, last - first) if textpage is not None else [],
+    }
+
+
+class _Page:
+    """One page's searchable text (``textnorm.searchable``) and its character boxes."""
+
+    def __init__(self, document: Any, index: int, raw: str, textpage: Any, warnings: list[str]) -> None:
+        self.document, self.index, self.textpage = document, index, textpage
+        self.text, self.origin = searchable(raw)
+        self.boxes = len(raw) == int(textpage.count_chars())
+        if not self.boxes:
+            warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
+
+    def collect(
+        self,
+        budget: _Budget,
+        pattern: Any,
+        *,
+        context: int,
+        already: int,
+        hits: list[dict[str, Any]],
+        most: int,
+    ) -> int | None:
+        """Append this page's hits after the first ``already``; returns the number of hits on
+        the page seen when ``most`` is reached (where to go on from), else None."""
+        label = None  # looked up once per page, and only for a page with a hit
+        for seen, span in enumerate(budget.spans(pattern, self.text, self.index + 1)):
+            if seen < already:
+                continue
+            if len(hits) == most:
+                return seen
+            hit = _hit(self.text, span, context, self.textpage if self.boxes else None, self.origin)
+            label = label or pdfium_label(self.document, self.index)
+            hits.append({"page": self.index + 1, "label": label, **hit})
+        return None
+
+
+def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
+    pattern = _compile(args)
+    max_results = int(args["max_results"])
+    context = int(args.get("context_chars", 80))
+    budget = _Budget(int(args["time_budget_ms"]))
+    start_index = int(args.get("start_index", 0))
+    skip = int(args.get("skip", 0))
+
+    warnings: list[str] = []
+    hits: list[dict[str, Any]] = []
+    next_position: dict[str, int] | None = None
+    opened = open_document(data, args.get("password"))
+    document = opened.document
+    warnings.extend(opened.warnings)
+    try:
+        page_count = len(document)
+        labels = pdfium_labels(document)
+        selection = select_pages(args.get("pages"), page_count, labels)
+        todo = selection[start_index:]
+        searched = 0
+        for position, index in enumerate(todo):
+            if len(hits) == max_results:
+                next_position = {"index": start_index + position, "skip": 0}
+                break
+            searched += 1
+            loaded = _page_text(document, index, warnings)
+            if loaded is None:
+                continue
+            raw, page, textpage = loaded
+            try:
+                page_hits = _Page(document, index, raw, textpage, warnings)
+                already = skip if position == 0 else 0
+                stopped = page_hits.collect(
+                    budget, pattern, context=context, already=already, hits=hits, most=max_results
+                )
+                if stopped is not None:
+                    next_position = {"index": start_index + position, "skip": stopped}
+            finally:
+                textpage.close()
+                page.close()
+            progress.page_done(position + 1, len(todo))
+            if next_position is not None:
+                break
+    finally:
+        document.close()
+    return {
+        "page_count": page_count,
+        "selected_pages": len(selection),
+        "pages_searched": searched,
+        "hits": hits,
+        "next": next_position,
+        "warnings": warnings[:MAX_WARNINGS],
+    }

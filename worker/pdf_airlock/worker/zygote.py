@@ -1,0 +1,476 @@
+"""The zygote: a warmed interpreter that forks one sandboxed child per job.
+
+Started by the supervisor as ``python -I -m pdf_airlock.worker.zygote FD SPARES`` (isolated mode, working
+directory ``/``, an allowlisted environment: only installed code loads) where FD is its end of a
+SOCK_SEQPACKET control socket. It never parses a document itself. Protocol (one JSON object per
+datagram, fds by SCM_RIGHTS):
+
+  supervisor -> zygote  {"op": "job", "id", "kind", "args", "limits", "sandbox", "deadline_s",
+                         "max_wall_s", "generation"} + [input, result]
+                        {"op": "assigned", "id", "pid", "deadline_s", "max_wall_s"}  (sent a spare its job)
+                        {"op": "kill", "id"}
+  zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers", "kinds"}
+                        {"op": "spare", "pid", "generation"} + [the spare's socket]
+                        {"op": "started", "id", "pid"}  or  {"op": "refused", "id"} (unknown kind)
+                        {"op": "lost", "id"}  (an assigned pid it does not know: the job never ran)
+                        {"op": "exit", "id", "status", "deadline_hit", "killed", "rusage", "wall_ms"}
+
+Spares: the zygote keeps up to SPARES children forked ahead of time, each already sandboxed for
+the limits and sandbox request of the last ``job`` seen (and warmed by a tiny parse), blocked on
+its own socketpair. It passes its end of that socket to the supervisor at once and keeps no copy,
+so the supervisor sends a matching job straight to the spare, then reports ``assigned``; the
+zygote takes the child over from there. A spare the supervisor closes reads EOF and exits. A
+``job`` (the supervisor had no matching spare) goes to a child forked on the spot without the
+warm-up parse; if its limits, sandbox request or generation (the supervisor's number for its
+current spec) differ from the spares', every idle spare is killed first. A spare serves exactly
+one job; a replacement is forked off the critical path: right after a hand-over when no other
+spare is idle, else once the running jobs have exited.
+
+The zygote enforces each job's wall deadline from hand-over (``job``) or ``assigned`` (SIGKILL to
+the child's process group; the child is unreaped until then, so its pid cannot be recycled under
+us). A spare reaped before its ``assigned`` arrived (it ran its job that fast, or died idle) is
+remembered, so the late ``assigned`` still gets the child's real exit report. EOF on the control
+socket means the supervisor is gone: every child and spare is killed and the zygote exits.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pdf_airlock.worker.child import run_spare
+from pdf_airlock.worker.contract import TEST_HOOKS_ENV, TEST_KINDS
+from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, Limits, SandboxPolicy
+
+__all__ = ["main"]
+
+MAX_MESSAGE_BYTES: Final = 1 << 16
+_MAX_FDS: Final = 2
+_FD_ITEM_SIZE: Final = array.array("i").itemsize
+_SPARES_ARG: Final = 2
+_WARM_TEXT: Final = "pdf-airlock spare warm-up line"
+_WARM_LINES: Final = 40
+_MAX_UNASSIGNED: Final = 64  # reaped spares kept for a late ``assigned`` (normally 0 or 1)
+# A child that got less than this share of one CPU over its wall time was starved by a busy
+# machine, not slow: its deadline is extended (``_Child.due``), by at least _MIN_EXTENSION_S.
+_STARVED_SHARE: Final = 0.5
+_MIN_EXTENSION_S: Final = 0.25
+_UTIME_FIELD: Final = 11  # /proc/PID/stat after the command name: utime, then stime (man 5 proc)
+_CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(slots=True)
+class _Spare:
+    pid: int
+    sock: socket.socket
+
+
+@dataclass(slots=True)
+class _Child:
+    """A job's child. Its wall deadline is ``started + budget``, pushed back while a busy machine
+    starves it (it got under ``_STARVED_SHARE`` of a CPU so far), never past ``hard``. The CPU
+    budget itself is the child's RLIMIT_CPU, whatever the wall clock says."""
+
+    job_id: int
+    pid: int
+    started: float
+    deadline: float
+    budget: float = 0.0
+    hard: float = 0.0
+    deadline_hit: bool = False
+    killed: bool = False
+    stretched: bool = False
+
+    def due(self, now: float) -> bool:
+        """At its deadline: extend it if the child was starved and may wait longer, else True."""
+        if now < self.deadline:
+            return False
+        if now >= self.hard:
+            return True
+        used = _cpu_seconds(self.pid)
+        if used is None or used >= _STARVED_SHARE * (now - self.started):
+            return True
+        self.stretched = True
+        self.deadline = min(self.hard, now + max(_MIN_EXTENSION_S, self.budget - used))
+        return False
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU of a (not yet reaped) child, from /proc; None if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[_UTIME_FIELD]) + int(fields[_UTIME_FIELD + 1])) / _CLOCK_TICKS
+
+
+_SpareKey = tuple[int, Limits, frozenset[str], frozenset[str], bool]
+_KINDS: Final = frozenset(
+    {
+        "pdf_info",
+        "pdf_read",
+        "pdf_outline",
+        "pdf_attachments",
+        "pdf_annotations",
+        "pdf_forms",
+        "pdf_security",
+        "pdf_search",
+        "pdf_render",
+        "pdf_images",
+        "page_count",
+        "probe",
+    }
+)
+
+
+def _deadlines(message: dict[str, Any]) -> tuple[float, float]:
+    """(wall budget, hard wall limit) of a job or ``assigned`` message, in seconds."""
+    budget = float(message["deadline_s"])
+    return budget, max(budget, float(message.get("max_wall_s", budget)))
+
+
+def warm_pdf() -> bytes:
+    """A trusted one-page text document that each spare parses once inside its sandbox."""
+    import io
+
+    import pikepdf
+
+    pdf = pikepdf.new()
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+    )
+    lines = " ".join(f"({_WARM_TEXT} {n}) Tj T*" for n in range(_WARM_LINES))
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=pdf.make_indirect(font))),
+        Contents=pdf.make_stream(f"BT /F1 11 Tf 14 TL 72 720 Td {lines} ET".encode()),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def probe_layers() -> dict[str, Any]:
+    """What this kernel and container allow; computed once, inherited by every child."""
+    from pdf_airlock.worker.sandbox import landlock, namespaces, seccomp
+
+    reason = seccomp.unavailable_reason()
+    compiled = seccomp.compile_filter(SPARE_SOCKET_FD) if reason is None else None
+    return {
+        "namespaces_unavailable": namespaces.probe(net=False),
+        "landlock_abi": landlock.abi_version(),
+        "seccomp": compiled,
+        "seccomp_unavailable": reason,
+    }
+
+
+class Zygote:
+    """Single-threaded select loop: control messages, SIGCHLD, deadlines."""
+
+    def __init__(
+        self,
+        control: socket.socket,
+        probed: dict[str, Any],
+        kinds: frozenset[str],
+        spares: int = 0,
+        warm_pdf: bytes | None = None,
+        *,
+        test_hooks: bool = False,
+    ) -> None:
+        self.control = control
+        self.test_hooks = test_hooks
+        self.probed = probed
+        self.kinds = kinds
+        self.spare_count = spares
+        self.warm_pdf = warm_pdf
+        self.spares: set[int] = set()  # idle spares handed to the supervisor, by pid
+        self.spare_key: _SpareKey | None = None
+        self.spare_spec: dict[str, Any] = {}
+        self.generation = 0
+        self.discarded: set[int] = set()  # killed spares not reaped yet
+        self.spare_died = False  # an idle spare died on its own: no refill until the next job
+        self.unassigned: dict[int, tuple[int, dict[str, float]]] = {}  # reaped idle: status, usage
+        self.children: dict[int, _Child] = {}
+        self.by_job: dict[int, int] = {}
+        self.selector = selectors.DefaultSelector()
+        self.wake_read, self.wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        payload = json.dumps(message, separators=(",", ":")).encode()
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+        self.control.sendmsg([payload], ancillary)
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_write, warn_on_full_buffer=False)
+        self.selector.register(self.control, selectors.EVENT_READ, self.handle_control)
+        self.selector.register(self.wake_read, selectors.EVENT_READ, self.handle_wakeup)
+        while True:
+            for key, _ in self.selector.select(self.next_timeout()):
+                key.data()
+            self.reap()
+            self.enforce_deadlines()
+            self.refill_spares()
+
+    def next_timeout(self) -> float | None:
+        if not self.children:
+            return None
+        nearest = min(child.deadline for child in self.children.values())
+        return max(0.0, nearest - time.monotonic())
+
+    def handle_wakeup(self) -> None:
+        try:
+            while os.read(self.wake_read, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def handle_control(self) -> None:
+        fds = array.array("i")
+        try:
+            data, ancdata, _flags, _addr = self.control.recvmsg(
+                MAX_MESSAGE_BYTES, socket.CMSG_SPACE(_MAX_FDS * _FD_ITEM_SIZE)
+            )
+        except (BlockingIOError, InterruptedError):
+            return
+        for level, kind, payload in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(payload[: len(payload) - len(payload) % _FD_ITEM_SIZE])
+        if not data:
+            self.shutdown()
+        message = json.loads(data)
+        if message.get("op") == "job" and len(fds) == _MAX_FDS and self.accepts(message):
+            self.start_job(message, data, fds[0], fds[1])
+        else:
+            for fd in fds:
+                os.close(fd)
+            if message.get("op") == "job":
+                self.send({"op": "refused", "id": int(message.get("id", -1))})
+            elif message.get("op") == "assigned":
+                self.assign(int(message["id"]), int(message["pid"]), _deadlines(message))
+            elif message.get("op") == "kill":
+                self.kill_job(int(message["id"]))
+
+    def accepts(self, job: dict[str, Any]) -> bool:
+        """A known kind, and sandbox layers skipped only with the test hooks on (``main``): the
+        supervisor never asks for a skip, the escape table's columns do."""
+        sandbox = job.get("sandbox")
+        skips = isinstance(sandbox, dict) and bool(sandbox.get("skip"))
+        return job.get("kind") in self.kinds and (self.test_hooks or not skips)
+
+    def start_job(self, job: dict[str, Any], raw: bytes, input_fd: int, result_fd: int) -> None:
+        """Run a job the supervisor had no spare for on a child forked now (its spares are all
+        with the supervisor). ``started`` goes out before the child can see the job, so the
+        supervisor always knows the job ran somewhere if this zygote dies right after."""
+        self.use_spec(job)
+        self.spare_died = False
+        job_id = int(job["id"])
+        fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [input_fd, result_fd]))]
+        try:
+            spare = self.fork_spare(warm=False)
+            self.send({"op": "started", "id": job_id, "pid": spare.pid})
+            try:
+                spare.sock.sendmsg([raw], fds)
+            except OSError:  # it died setting up its sandbox: its exit status is the job's report
+                self.kill_child(spare.pid)
+        finally:
+            os.close(input_fd)
+            os.close(result_fd)
+        spare.sock.close()  # the message stays queued for the spare; it reads it, then sees EOF
+        self.track(job_id, spare.pid, _deadlines(job))
+
+    def assign(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
+        """The supervisor sent an idle spare its job directly: take the child over."""
+        self.spare_died = False
+        if pid in self.spares:
+            self.spares.discard(pid)
+            self.send({"op": "started", "id": job_id, "pid": pid})
+            self.track(job_id, pid, deadlines)
+        elif pid in self.unassigned:  # reaped already: it ran its job (or died) before this came
+            status, usage = self.unassigned.pop(pid)
+            self.send({"op": "started", "id": job_id, "pid": pid})
+            self.report_exit(_Child(job_id, pid, time.monotonic(), 0.0), status, usage)
+        else:
+            self.send({"op": "lost", "id": job_id})
+
+    def track(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
+        started = time.monotonic()
+        budget, max_wall = deadlines
+        self.children[pid] = _Child(job_id, pid, started, started + budget, budget, started + max_wall)
+        self.by_job[job_id] = pid
+
+    def use_spec(self, job: dict[str, Any]) -> None:
+        """Spares are made for the last-seen limits, sandbox request and generation; a change
+        kills the idle ones (the supervisor has already closed its ends)."""
+        spec = {"limits": job["limits"], "sandbox": job.get("sandbox", {})}
+        policy = SandboxPolicy.from_job(dict(spec["sandbox"]))
+        generation = int(job.get("generation", 0))
+        key = (generation, Limits(**spec["limits"]), policy.require, policy.skip, policy.net_namespace)
+        if key != self.spare_key:
+            for pid in list(self.spares):
+                self.discard(pid)
+            self.unassigned.clear()  # no ``assigned`` can name a spare of an older spec now
+            self.spare_key, self.spare_spec, self.generation = key, spec, generation
+
+    def fork_spare(self, *, warm: bool) -> _Spare:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        parent_pid = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                run_spare(
+                    parent_pid, theirs.fileno(), self.spare_spec, self.probed, self.warm_pdf if warm else None
+                )
+            finally:
+                os._exit(70)
+        theirs.close()
+        return _Spare(pid, ours)
+
+    def discard(self, pid: int) -> None:
+        self.spares.discard(pid)
+        self.discarded.add(pid)
+        self.kill_child(pid)
+
+    def refill_spares(self) -> None:
+        """Top the idle spares up to ``spare_count``. While a job runs and another spare is still
+        idle, wait for the job to exit: a fork and a warm-up parse beside a running job slow it
+        down on a machine with few cores, and the idle spare serves the next job meanwhile."""
+        if (self.children and self.spares) or self.spare_died:
+            return
+        while self.spare_key is not None and len(self.spares) < self.spare_count:
+            self.hand_out(self.fork_spare(warm=self.warm_pdf is not None))
+
+    def hand_out(self, spare: _Spare) -> None:
+        """Pass the spare's socket to the supervisor and keep no copy: only the supervisor can
+        send it a job, and when the supervisor drops the socket the spare reads EOF."""
+        try:
+            message = {"op": "spare", "pid": spare.pid, "generation": self.generation}
+            self.send(message, [spare.sock.fileno()])
+        finally:
+            spare.sock.close()
+        self.spares.add(spare.pid)
+
+    def kill_child(self, pid: int) -> None:
+        """Kill the child's group; before its setpgid() there is no such group, so kill the pid."""
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def kill_job(self, job_id: int) -> None:
+        pid = self.by_job.get(job_id)
+        if pid is not None and pid in self.children:
+            self.children[pid].killed = True
+            self.kill_child(pid)
+
+    def enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for child in self.children.values():
+            if not child.deadline_hit and child.due(now):
+                child.deadline_hit = True
+                self.kill_child(child.pid)
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.discarded.discard(pid)
+            rusage = {"utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+            child = self.children.pop(pid, None)
+            if child is None and pid not in self.spares:
+                continue
+            # The group may still hold grandchildren (it should not: NPROC 0, seccomp); clear it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            if child is not None:
+                self.by_job.pop(child.job_id, None)
+                self.report_exit(child, status, rusage)
+                continue
+            # An idle spare died (e.g. a required layer failed, or the supervisor dropped it):
+            # do not fork in a loop; the next job tries again. Or it ran a job whose
+            # ``assigned`` is still on its way: keep its status for that.
+            self.spares.discard(pid)
+            self.spare_died = True
+            self.unassigned[pid] = (status, rusage)
+            if len(self.unassigned) > _MAX_UNASSIGNED:
+                del self.unassigned[next(iter(self.unassigned))]
+
+    def report_exit(self, child: _Child, status: int, rusage: dict[str, float]) -> None:
+        self.send(
+            {
+                "op": "exit",
+                "id": child.job_id,
+                "status": status,
+                "deadline_hit": child.deadline_hit,
+                "killed": child.killed,
+                "wall_ms": round((time.monotonic() - child.started) * 1000, 3),
+                "rusage": rusage,
+            }
+        )
+
+    def shutdown(self) -> None:
+        for pid in [*self.children, *self.spares, *self.discarded]:
+            self.kill_child(pid)
+        os._exit(0)
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    control.setblocking(True)
+    # A zygote must not outlive its supervisor even if the control socket is somehow kept open.
+    from pdf_airlock.worker.sandbox.layers import make_undumpable, set_parent_death_signal
+
+    set_parent_death_signal()
+    # Its own process group, so a terminal's Ctrl-C reaches the supervisor only (which stops
+    # the pool in order), but the supervisor's session: see pdf_airlock.worker.sandbox.layers._detach.
+    os.setpgid(0, 0)
+    started = time.monotonic()
+    from pdf_airlock.worker.warmup import warm_up
+
+    warm_up()
+    kinds = _KINDS
+    # The test-only switch (docs/security.md): set in the server's environment by the test suite,
+    # never by a request or a document. It adds the escape and fault job kinds and lets a job
+    # skip sandbox layers; the supervisor logs a warning when it is on.
+    test_hooks = os.environ.get(TEST_HOOKS_ENV) == "1"
+    if test_hooks:
+        import pdf_airlock.worker.testing.escape
+        import pdf_airlock.worker.testing.faults  # noqa: F401 - imported now: a sandboxed child cannot import
+
+        kinds = kinds | TEST_KINDS
+    probed = probe_layers()
+    make_undumpable()  # after the namespace probe: an undumpable process cannot unshare(NEWUSER)
+    spares = int(sys.argv[2]) if len(sys.argv) > _SPARES_ARG else 0
+    zygote = Zygote(control, probed, kinds, spares, warm_pdf(), test_hooks=test_hooks)
+    layers = {
+        "namespaces": probed["namespaces_unavailable"] or "available",
+        "landlock": f"ABI {probed['landlock_abi']}" if probed["landlock_abi"] else "unavailable",
+        "seccomp": probed["seccomp_unavailable"] or "available",
+    }
+    warm_ms = round((time.monotonic() - started) * 1000, 1)
+    ready = {"op": "ready", "pid": os.getpid(), "warm_ms": warm_ms, "layers": layers, "kinds": sorted(kinds)}
+    zygote.send(ready)
+    zygote.serve()
+
+
+if __name__ == "__main__":
+    main()
