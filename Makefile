@@ -9,6 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: serve test check lint check-tests clean
 
 $(STAMP): pyproject.toml constraints.txt
+	@echo "== installing pdf-airlock and its test tools into $(VENV) (pinned by constraints.txt; a minute or two on a first run)" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' >&2
 	@touch $@
@@ -17,6 +18,7 @@ serve: $(STAMP)
 	@exec $(BIN)/pdf-airlock serve --root examples
 
 lint: $(STAMP)
+	@echo "== lint: ruff, ruff format, mypy, hadolint" >&2
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
 	@$(BIN)/mypy

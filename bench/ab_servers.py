@@ -2,6 +2,7 @@
 
     python bench/ab_servers.py text-10.pdf --a "--job-nice 0" --b ""   # niceness 0 against 10
     git worktree add /tmp/old HEAD~1 && python bench/ab_servers.py text-1.pdf --b-code /tmp/old
+    # (a checkout with its own .venv runs with that interpreter: give /tmp/old one to compare code)
     python bench/ab_servers.py text-10.pdf --b-code /tmp/old --sdk     # each behind an SDK client
     python bench/ab_servers.py text-10.pdf --b-code /tmp/old --after-info  # new bytes, pdf_info first
 
@@ -38,6 +39,7 @@ from mcp_bench import (  # noqa: E402
     FIRST_READ_DIR,
     MAX_CHARS,
     RawServer,
+    checkout_server,
     floor_text,
     fresh_copy,
     read_whole,
@@ -102,16 +104,9 @@ async def _take_sides(
         async with contextlib.AsyncExitStack() as stack:
             clients = []
             for flags, code in sides:
-                args = [
-                    "-m",
-                    "pdf_airlock.server",
-                    "serve",
-                    "--root",
-                    str(path.parent),
-                    *extra,
-                    *shlex.split(flags),
-                ]
-                params = StdioServerParameters(command=sys.executable, args=args, cwd=str(code))
+                python, *args = checkout_server(code)
+                args += ["serve", "--root", str(path.parent), *extra, *shlex.split(flags)]
+                params = StdioServerParameters(command=python, args=args, cwd=str(code))
                 clients.append(await stack.enter_async_context(Client(params, mode="legacy")))
 
             async def through_sdk(which: int) -> float:
@@ -121,7 +116,21 @@ async def _take_sides(
                 await clients[which].call_tool("pdf_info", {"path": new_copy(which)})
 
             return await take_turns(through_sdk, path, ns.runs, ns.pause, info_sdk if ns.after_info else None)
-    servers = [RawServer(path.parent, *extra, *shlex.split(flags), code=code) for flags, code in sides]
+    servers = [
+        RawServer(
+            path.parent,
+            code=code,
+            command=[
+                *checkout_server(code),
+                "serve",
+                "--root",
+                str(path.parent.resolve()),
+                *extra,
+                *shlex.split(flags),
+            ],
+        )
+        for flags, code in sides
+    ]
 
     async def over_pipe(which: int) -> float:
         read = {"name": "pdf_read", "arguments": {"path": targets[which], "max_chars": MAX_CHARS}}

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from corpus import build  # noqa: E402
 
-from pdf_airlock.worker.warmup import _tiny_pdf  # noqa: E402
+from pdf_airlock.worker.pdf.sample import tiny_pdf as _tiny_pdf  # noqa: E402
 
 
 def page_times(data: bytes) -> list[float]:

@@ -79,7 +79,7 @@ from pdf_airlock.server.log import configure_logging, report_logger  # noqa: E40
 from pdf_airlock.server.pool.child_output import JobOutcome  # noqa: E402
 from pdf_airlock.server.pool.pool import Pool  # noqa: E402
 from pdf_airlock.server.pool.verdict import classify  # noqa: E402
-from pdf_airlock.server.tools import untrusted  # noqa: E402
+from pdf_airlock.server.tools.registry import TOOLS  # noqa: E402
 from pdf_airlock.worker.contract import STRICT_LOADS_ENV  # noqa: E402
 
 __all__ = [
@@ -130,11 +130,17 @@ class Job:
     model: type[BaseModel]
 
 
+def _untrusted(tool: str) -> type[BaseModel]:
+    """The model a tool's job result must satisfy (``Pdf<Name>Untrusted`` in its tool module)."""
+    module = sys.modules[TOOLS[tool].run.__module__]
+    model: type[BaseModel] = getattr(module, f"Pdf{tool[4:].title()}Untrusted")
+    return model
+
+
 def _jobs(password: str | None) -> list[Job]:
     """The job arguments the supervisor sends for each tool's defaults: built in
-    server/pdf_airlock/server/tools/registry.py (``pdf_info``, ``pdf_read``, ``_job_output`` callers,
-    ``pdf_search``, ``pdf_render``, ``pdf_images``) from the defaults in
-    server/pdf_airlock/server/tools/models.py. ``pdf_render`` asks for page 1 at a
+    each tool module (``pdf_airlock.server.tools.<name>``) from the defaults of its
+    argument model. ``pdf_render`` asks for page 1 at a
     low dpi; ``pdf_images`` only lists."""
     read = {"pages": None, "password": password, "max_chars": 100_000, "start_index": 0, "start_offset": 0}
     search = {"query": SEARCH_QUERY, "regex": False, "case_sensitive": False, "whole_word": False}
@@ -143,55 +149,55 @@ def _jobs(password: str | None) -> list[Job]:
             "pdf_info",
             "pdf_info",
             {"pages": None, "password": password, "start": 0},
-            untrusted.PdfInfoUntrusted,
+            _untrusted("pdf_info"),
         ),
-        Job("pdf_read/fast", "pdf_read", read | {"engine": "fast"}, untrusted.PdfReadUntrusted),
-        Job("pdf_read/layout", "pdf_read", read | {"engine": "layout"}, untrusted.PdfReadUntrusted),
+        Job("pdf_read/fast", "pdf_read", read | {"engine": "fast"}, _untrusted("pdf_read")),
+        Job("pdf_read/layout", "pdf_read", read | {"engine": "layout"}, _untrusted("pdf_read")),
         Job(
             "pdf_outline",
             "pdf_outline",
             {"password": password, "max_depth": 16, "max_items": 1000, "start": 0},
-            untrusted.PdfOutlineUntrusted,
+            _untrusted("pdf_outline"),
         ),
         Job(
             "pdf_attachments",
             "pdf_attachments",
             {"password": password, "extract": None, "max_bytes": 10 << 20, "max_items": 1000, "start": 0},
-            untrusted.PdfAttachmentsUntrusted,
+            _untrusted("pdf_attachments"),
         ),
         Job(
             "pdf_annotations",
             "pdf_annotations",
             {"password": password, "pages": None, "max_items": 2000, "start": 0},
-            untrusted.PdfAnnotationsUntrusted,
+            _untrusted("pdf_annotations"),
         ),
         Job(
             "pdf_forms",
             "pdf_forms",
             {"password": password, "max_items": 2000, "start": 0},
-            untrusted.PdfFormsUntrusted,
+            _untrusted("pdf_forms"),
         ),
-        Job("pdf_security", "pdf_security", {"password": password}, untrusted.PdfSecurityUntrusted),
+        Job("pdf_security", "pdf_security", {"password": password}, _untrusted("pdf_security")),
         Job(
             "pdf_search",
             "pdf_search",
             search
             | {"pages": None, "password": password, "context_chars": 80, "max_results": 100}
             | {"time_budget_ms": 2000, "start_index": 0, "skip": 0},
-            untrusted.PdfSearchUntrusted,
+            _untrusted("pdf_search"),
         ),
         Job(
             "pdf_render",
             "pdf_render",
             {"password": password, "page": "1", "dpi": RENDER_DPI, "max_pixels": 4_000_000},
-            untrusted.PdfRenderUntrusted,
+            _untrusted("pdf_render"),
         ),
         Job(
             "pdf_images",
             "pdf_images",
             {"password": password, "pages": None, "max_items": 500, "max_pixels": 4_000_000}
             | {"extract": None, "start": 0},
-            untrusted.PdfImagesUntrusted,
+            _untrusted("pdf_images"),
         ),
     ]
 

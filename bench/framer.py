@@ -1,6 +1,6 @@
 """Cost of framing one long message: ``python bench/framer.py [--mib 16 64 128] [--old REV]``.
 
-A single message of each size is fed to the stdio transport's framer (``pdf_airlock.server.mcp.stdio``) in
+A single message of each size is fed to the stdio transport's framer (``pdf_airlock.server.mcp.framing``) in
 64 KiB reads, as the transport reads stdin, once newline-delimited and once with a
 ``Content-Length`` header. Prints, per framing, size and code: the CPU time to frame it, the
 peak of memory allocated meanwhile (tracemalloc, the body still held, as its consumer holds
@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pdf_airlock.server.mcp import stdio as transport  # noqa: E402
+from pdf_airlock.server.mcp import framing as framing_module  # noqa: E402
 
 READ = 1 << 16
 MIB = 1 << 20
@@ -46,8 +46,8 @@ class _CountingBuffer(bytearray):
 
 
 def load_old(revision: str) -> ModuleType:
-    """The stdio transport as it is at ``revision``, imported under another name."""
-    for where in ("server/pdf_airlock/server/mcp/stdio.py", "server/transport.py"):
+    """The framer's module as it is at ``revision``, imported under another name."""
+    for where in ("server/pdf_airlock/server/mcp/framing.py", "server/transport.py"):
         shown = subprocess.run(
             ["git", "show", f"{revision}:{where}"], cwd=ROOT, capture_output=True, check=False
         )
@@ -91,7 +91,8 @@ def measure(framer: Any, chunks: list[bytes], size: int) -> tuple[float, float]:
 def run(label: str, module: ModuleType, mib: int, framing: str) -> None:
     size = mib * MIB
     chunks = reads(size, framing)
-    framer = module._Framer(size + MIB)
+    framer_class = getattr(module, "Framer", None) or module._Framer  # older revisions: _Framer
+    framer = framer_class(size + MIB)
     counted = not hasattr(framer, "searched")
     if counted:
         framer.buffer = _CountingBuffer()
@@ -112,7 +113,7 @@ def main() -> None:
         for mib in args.mib:
             if old is not None:
                 run(args.old, old, mib, framing)
-            run("now", transport, mib, framing)
+            run("now", framing_module, mib, framing)
 
 
 if __name__ == "__main__":

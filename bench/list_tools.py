@@ -25,11 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import build  # noqa: E402
+from mcp_bench import checkout_server  # noqa: E402
 
 
 def _params(folder: Path, code: Path) -> StdioServerParameters:
-    args = ["-m", "pdf_airlock.server", "serve", "--root", str(folder.resolve()), "--log-level", "warning"]
-    return StdioServerParameters(command=sys.executable, args=args, cwd=str(code))
+    python, *args = checkout_server(code)
+    args += ["serve", "--root", str(folder.resolve()), "--log-level", "warning"]
+    return StdioServerParameters(command=python, args=args, cwd=str(code))
 
 
 async def _compare(folder: Path, codes: tuple[Path, Path], runs: int, pause: float) -> str:

@@ -63,6 +63,16 @@ def floor_text(path: Path) -> int:
     return chars
 
 
+def checkout_server(code: Path) -> list[str]:
+    """How to start the server of another checkout: its own venv's interpreter when it has one
+    (the zygote runs ``python -I``, so it imports what that interpreter has installed), and its
+    module name (``server`` before the ``pdf_airlock`` namespace)."""
+    venv = code / ".venv" / "bin" / "python"
+    python = str(venv) if venv.exists() else sys.executable
+    module = "pdf_airlock.server" if (code / "server" / "pdf_airlock").is_dir() else "server"
+    return [python, "-m", module]
+
+
 def params(folder: Path, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
     args = ["-m", "pdf_airlock.server", "serve", "--root", str(folder), "--log-level", "warning", *extra]
     return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)

@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 from corpus import build  # noqa: E402
 from mcp_bench import capture_read, read_whole, replay_command, timed  # noqa: E402
 
-from pdf_airlock.server.tools.models import PdfReadOutput, ToolErrorOutput  # noqa: E402
+from pdf_airlock.server.tools.models import ToolErrorOutput  # noqa: E402
+from pdf_airlock.server.tools.read import PdfReadOutput  # noqa: E402
 
 
 def with_refs(tools: dict[str, Any]) -> dict[str, Any]:

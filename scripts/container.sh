@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STATE=${PDF_AIRLOCK_DOCKER_STATE:-/tmp/pdf-airlock-docker}
+say() { echo "== $*" >&2; }
 export DOCKER_HOST="unix://$STATE/docker.sock"
 PYTHON=${PYTHON:-.venv/bin/python}
 # tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile).
@@ -19,6 +20,7 @@ BASE=pdf-airlock-base:bookworm-tini
 
 setup() {
   command -v dockerd >/dev/null && command -v mmdebstrap >/dev/null && return
+  say "installing docker.io and mmdebstrap from Debian (apt-get)"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io mmdebstrap >/dev/null
 }
@@ -26,6 +28,7 @@ setup() {
 start() {
   mkdir -p "$STATE"
   if [ -S "$STATE/docker.sock" ] && docker info >/dev/null 2>&1; then return; fi
+  say "starting a private dockerd ($STATE)"
   /usr/sbin/dockerd --storage-driver overlay2 --data-root "$STATE/root" --exec-root "$STATE/exec" \
     --pidfile "$STATE/dockerd.pid" --host "$DOCKER_HOST" --iptables=false --bridge=none \
     >"$STATE/dockerd.log" 2>&1 &
@@ -37,12 +40,15 @@ start() {
 build() {
   # The tag names the package set, so a base made before a package was added is not reused.
   if ! docker image inspect "$BASE" >/dev/null 2>&1; then
+    say "building the base image $BASE with mmdebstrap (Debian bookworm, no registry; a few minutes once)"
     mmdebstrap --quiet --variant=minbase --include="$BASE_PACKAGES" bookworm "$STATE/base.tar"
     docker import "$STATE/base.tar" "$BASE" >/dev/null
     rm -f "$STATE/base.tar"
   fi
   rm -rf wheels
+  say "building the wheels the image installs (on the host: the image build has no network)"
   "$PYTHON" -m pip wheel -q --disable-pip-version-check -c constraints.txt -w wheels . >&2
+  say "building the image pdf-airlock (Dockerfile)"
   docker build -q --build-arg BASE="$BASE" -t pdf-airlock . >/dev/null
   docker image inspect pdf-airlock --format '{{.Size}}'
 }

@@ -14,7 +14,7 @@ from pdf_airlock.server.calls import App
 from pdf_airlock.server.config import Settings
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
-from pdf_airlock.server.tools.untrusted import PdfReadUntrusted
+from pdf_airlock.server.tools.read import PdfReadUntrusted
 
 pytestmark = pytest.mark.anyio
 

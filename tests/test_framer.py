@@ -1,7 +1,7 @@
 """The stdio framer in process: linear search, memory near a frame's size, the id of an
 oversized frame, and answers that do not depend on where reads cut the stream.
 
-The framer is driven directly (``pdf_airlock.server.mcp.stdio._Framer``); ``tests/test_stdio_raw.py`` checks
+The framer is driven directly (``pdf_airlock.server.mcp.framing.Framer``); ``tests/test_stdio_raw.py`` checks
 the same refusals over a real server's stdio.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdf_airlock.server.mcp.stdio import _Framer, _Rejected
+from pdf_airlock.server.mcp.framing import Framer, Rejected
 
 READ = 1 << 16  # what the transport reads from stdin at once
 MIB = 1 << 20
@@ -32,7 +32,7 @@ def lsp(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def feed(framer: _Framer, stream: bytes, size: int = READ) -> list[Any]:
+def feed(framer: Framer, stream: bytes, size: int = READ) -> list[Any]:
     out: list[Any] = []
     for start in range(0, len(stream), size):
         out += framer.feed(stream[start : start + size])
@@ -58,7 +58,7 @@ def test_a_long_frame_in_small_reads_is_searched_once(framing: str) -> None:
     buffer rescanned on every read searched 128 times the frame: quadratic)."""
     body = request(1, 16 * MIB)
     stream = body + b"\n" if framing == "ndjson" else lsp(body)
-    framer = _Framer(len(body))
+    framer = Framer(len(body))
     [framed] = feed(framer, stream)
     assert framed == body
     assert framer.searched <= len(stream)
@@ -69,7 +69,7 @@ def test_a_header_in_one_byte_reads_is_searched_linearly() -> None:
     bytes a straddling delimiter may share with the last, plus its own."""
     body = request(1, 100)
     stream = lsp(body) + b"Content-Length: 2\r\nX-Padding: " + b"p" * 4000 + b"\r\n\r\n{}"
-    framer = _Framer(LIMIT)
+    framer = Framer(LIMIT)
     assert feed(framer, stream, size=1) == [body, b"{}"]
     assert framer.searched <= 4 * len(stream)
 
@@ -77,7 +77,7 @@ def test_a_header_in_one_byte_reads_is_searched_linearly() -> None:
 def test_many_short_lines_in_one_read_are_searched_once() -> None:
     lines = [b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % n for n in range(20_000)]
     stream = b"\n".join(lines) + b"\n"
-    framer = _Framer(LIMIT)
+    framer = Framer(LIMIT)
     assert framer.feed(stream) == lines
     assert framer.searched == len(stream)
 
@@ -92,7 +92,7 @@ def test_a_frame_near_the_limit_costs_about_its_size(framing: str) -> None:
     body = request(1, 32 * MIB - 100)
     stream = body + b"\n" if framing == "ndjson" else lsp(body)
     reads = reads_of(stream)
-    framer = _Framer(len(body))
+    framer = Framer(len(body))
     framed: list[Any] = []
     tracemalloc.start()
     try:
@@ -108,9 +108,9 @@ def test_a_frame_near_the_limit_costs_about_its_size(framing: str) -> None:
 # -- the id of an oversized frame ------------------------------------------------------------
 
 
-def refusal(items: list[Any]) -> _Rejected:
+def refusal(items: list[Any]) -> Rejected:
     [item] = items
-    assert isinstance(item, _Rejected)
+    assert isinstance(item, Rejected)
     assert item.reason == f"message exceeds the {LIMIT}-byte limit"
     return item
 
@@ -119,7 +119,7 @@ def refusal(items: list[Any]) -> _Rejected:
 @pytest.mark.parametrize("size", [1, 3, READ])
 def test_an_oversized_line_is_refused_with_its_id(request_id: Any, size: int) -> None:
     oversized = request(request_id, 10 * LIMIT)
-    items = feed(_Framer(LIMIT), oversized + b"\n", size=size)
+    items = feed(Framer(LIMIT), oversized + b"\n", size=size)
     expected = request_id if isinstance(request_id, int) else request_id[1:-1].replace('\\"', '"')
     assert refusal(items).request_id == expected
 
@@ -128,13 +128,13 @@ def test_an_oversized_line_is_refused_with_its_id(request_id: Any, size: int) ->
 def test_an_oversized_lsp_frame_is_refused_with_its_id_then_the_next_is_served(size: int) -> None:
     """The refusal waits for the body's first bytes, where the id is, wherever reads cut them."""
     stream = lsp(request('"big"', 10 * LIMIT)) + lsp(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
-    items = feed(_Framer(LIMIT), stream, size=size)
-    assert isinstance(items[0], _Rejected) and items[0].request_id == "big"
+    items = feed(Framer(LIMIT), stream, size=size)
+    assert isinstance(items[0], Rejected) and items[0].request_id == "big"
     assert items[1:] == [b'{"jsonrpc":"2.0","id":2,"method":"ping"}']
 
 
 def test_an_oversized_lsp_frame_cut_by_the_end_of_input_is_still_refused() -> None:
-    framer = _Framer(LIMIT)
+    framer = Framer(LIMIT)
     assert framer.feed(lsp(request(3, 10 * LIMIT))[:90]) == []
     assert refusal(framer.finish()).request_id == 3
 
@@ -154,14 +154,14 @@ def test_an_oversized_lsp_frame_cut_by_the_end_of_input_is_still_refused() -> No
     ],
 )
 def test_an_oversized_frame_whose_id_is_not_certain_gets_null(head: bytes) -> None:
-    assert refusal(feed(_Framer(LIMIT), head + b"x" * (10 * LIMIT) + b"\n")).request_id is None
+    assert refusal(feed(Framer(LIMIT), head + b"x" * (10 * LIMIT) + b"\n")).request_id is None
 
 
 def test_a_header_with_an_unreadable_length_is_refused() -> None:
     """More digits than ``int()`` takes (it raised ValueError out of the read loop)."""
-    framer = _Framer(LIMIT)
+    framer = Framer(LIMIT)
     [item] = framer.feed(b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n")
-    assert item == _Rejected("frame header has no valid Content-Length")
+    assert item == Rejected("frame header has no valid Content-Length")
     assert framer.feed(lsp(b"{}")) == [b"{}"]
 
 
@@ -191,13 +191,13 @@ def test_answers_do_not_depend_on_where_reads_cut_the_stream(
     parts: list[bytes], cuts: list[int], lead: bytes
 ) -> None:
     stream = lead + b"".join(parts)
-    whole = _Framer(LIMIT)
+    whole = Framer(LIMIT)
     expected = whole.feed(stream) + whole.finish()
-    framer = _Framer(LIMIT)
+    framer = Framer(LIMIT)
     got: list[Any] = []
     position = 0
     for cut in sorted(cuts):
         got += framer.feed(stream[position:cut])
         position = max(position, cut)
     got += framer.feed(stream[position:]) + framer.finish()
-    assert [bytes(item) if not isinstance(item, _Rejected) else item for item in got] == expected
+    assert [bytes(item) if not isinstance(item, Rejected) else item for item in got] == expected

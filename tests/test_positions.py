@@ -12,9 +12,9 @@ import pytest
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.policy.paths import Document, PathPolicy
-from pdf_airlock.server.tools import registry as tools
-from pdf_airlock.server.tools.models import PdfOutlineOutput, PdfReadOutput
-from pdf_airlock.server.tools.untrusted import PdfOutlineUntrusted, PdfReadUntrusted
+from pdf_airlock.server.tools import base as tools
+from pdf_airlock.server.tools.outline import PdfOutlineOutput, PdfOutlineUntrusted
+from pdf_airlock.server.tools.read import PdfReadOutput, PdfReadUntrusted
 
 
 @pytest.fixture
@@ -32,8 +32,8 @@ def read_result(next_position: dict[str, int] | None) -> PdfReadUntrusted:
 
 
 def publish_read(document: Document, start: dict[str, int], next_position: dict[str, int] | None) -> Any:
-    position = tools._Position("next", "pdf_read", "key", start)
-    return tools._published(PdfReadOutput, read_result(next_position), [], document, position=position)
+    position = tools.Position("next", "pdf_read", "key", start)
+    return tools.published(PdfReadOutput, read_result(next_position), [], document, position=position)
 
 
 @pytest.mark.parametrize("stuck", [{"index": 1, "offset": 0}, {"index": 0, "offset": 9}])
@@ -54,8 +54,8 @@ def test_a_list_position_that_does_not_advance_is_crashed(document: Document) ->
 
     def publish(start: int, next_start: int) -> Any:
         result = PdfOutlineUntrusted.model_validate(untrusted | {"next_start": next_start})
-        position = tools._Position("next_start", "pdf_outline", "key", {"start": start})
-        return tools._published(PdfOutlineOutput, result, [], document, position=position)
+        position = tools.Position("next_start", "pdf_outline", "key", {"start": start})
+        return tools.published(PdfOutlineOutput, result, [], document, position=position)
 
     assert publish(3, 4).cursor
     with pytest.raises(ToolError) as raised:

@@ -1,13 +1,15 @@
-"""The README's examples work as written.
+"""The examples of the README and of docs/*.md work as written.
 
-Every ``pdf-airlock call`` in a README code block runs for real (the installed console script,
-from the project root, the real supervisor and sandbox) and must succeed; where a ``json`` block
-follows the command's block (with no heading in between), it shows the answer of the block's last
-command, and every key and every value it shows must be in the real answer (``…`` elides: a
-string up to ``…`` is a prefix, an elided list item or key is skipped; cursors are opaque and
-not compared). An example showing an error must fail with exactly the code shown. The ``batch``
-example runs on copies of the bundled samples, inside a temporary folder, with ``--out`` there
-too. ``examples/generate.py`` must remake the committed sample PDFs byte for byte.
+Every ``pdf-airlock call`` in a code block of the README or of a file in docs/ (the per-tool
+examples live in docs/tools.md, the ``batch`` one in docs/batch.md) runs for real (the installed
+console script, from the project root, the real supervisor and sandbox) and must succeed; where a
+``json`` block follows the command's block (with no heading in between), it shows the answer of
+the block's last command, and every key and every value it shows must be in the real answer
+(``…`` elides: a string up to ``…`` is a prefix, an elided list item or key is skipped; cursors
+are opaque and not compared). An example showing an error must fail with exactly the code shown.
+The ``batch`` example runs on copies of the bundled samples, inside a temporary folder, with
+``--out`` there too. ``examples/generate.py`` must remake the committed sample PDFs byte for
+byte.
 """
 
 from __future__ import annotations
@@ -28,34 +30,44 @@ import pikepdf
 import pytest
 from conftest import PROJECT
 
+from pdf_airlock.server.tools.registry import TOOLS
+
 README = PROJECT / "README.md"
+TOOLS_DOC = PROJECT / "docs" / "tools.md"
+# Every file whose examples run: the README, and docs/ (docs/performance.md is generated and
+# holds none).
+DOCUMENTS = (README, *sorted((PROJECT / "docs").glob("*.md")))
+# Every published tool: a tool added without examples fails the test below.
+ALL_TOOLS = frozenset(TOOLS)
 EXAMPLES = PROJECT / "examples"
 PROGRAM = Path(sys.executable).parent / "pdf-airlock"
 CALL_TIMEOUT_S = 120
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 HEADING = re.compile(r"^#+ ", re.MULTILINE)
-ELIDED = "\x00"  # stands for a `…` outside JSON strings while the README's JSON is made parseable
-ANY = "…"  # a value the README elides: matches whatever the answer holds there
-NOT_COMPARED = {"cursor"}  # opaque and signed: its text is not the README's to show
+ELIDED = "\x00"  # stands for a `…` outside JSON strings while the shown JSON is made parseable
+ANY = "…"  # a value an example elides: matches whatever the answer holds there
+NOT_COMPARED = {"cursor"}  # opaque and signed: its text is not the example's to show
 KEPT_ENVIRONMENT = {"PDF_AIRLOCK_STRICT_LOADS"}  # the suite's loud lazy-load check stays on
 
 
 @dataclass(frozen=True)
 class Example:
-    """One README command, the README line it is on, and the JSON answer shown for it, if any."""
+    """One documented command, the file and line it is on, and the JSON answer shown for it, if
+    any."""
 
     argv: list[str]
+    document: Path
     line: int
     shown: Any = None
 
     @property
     def id(self) -> str:
-        return f"line{self.line}-{self.argv[1]}-{self.argv[2]}"
+        return f"{self.document.stem}-line{self.line}-{self.argv[1]}-{self.argv[2]}"
 
 
 def _commands(body: str, first_line: int) -> list[tuple[int, list[str]]]:
     """The shell commands of a code block as argv lists, continuation lines joined, with the
-    README line each starts on."""
+    line of its file each starts on."""
     commands: list[tuple[int, list[str]]] = []
     pending, start = "", first_line
     for number, text in enumerate(body.splitlines(), start=first_line):
@@ -71,7 +83,7 @@ def _commands(body: str, first_line: int) -> list[tuple[int, list[str]]]:
 
 
 def lenient_json(text: str) -> Any:
-    """The README's JSON with its `…` elisions made valid: trailing elided items or key-value
+    """An example's JSON with its `…` elisions made valid: trailing elided items or key-value
     pairs are dropped, any other `…` outside a string stands for any one value (``ANY``)."""
     out: list[str] = []
     in_string = escaped = False
@@ -91,9 +103,10 @@ def _is_airlock(argv: list[str], command: str) -> bool:
     return len(argv) > 2 and Path(argv[0]).name == "pdf-airlock" and argv[1] == command
 
 
-def readme_examples(command: str) -> list[Example]:
-    """Every ``pdf-airlock COMMAND`` in the README's code blocks, with the JSON shown after it."""
-    text = README.read_text(encoding="utf-8")
+def documented_examples(command: str, document: Path) -> list[Example]:
+    """Every ``pdf-airlock COMMAND`` in the code blocks of ``document``, with the JSON shown
+    after it."""
+    text = document.read_text(encoding="utf-8")
     blocks = list(FENCE.finditer(text))
     examples = []
     for index, block in enumerate(blocks):
@@ -106,15 +119,21 @@ def readme_examples(command: str) -> list[Example]:
             and not HEADING.search(text, block.end(), following.start())
         )
         commands = _commands(block.group(2), text.count("\n", 0, block.start(2)) + 1)
-        found = [Example(argv, line) for line, argv in commands if _is_airlock(argv, command)]
+        found = [Example(argv, document, line) for line, argv in commands if _is_airlock(argv, command)]
         if found and shows and following is not None and found[-1].argv == commands[-1][1]:
-            found[-1] = Example(found[-1].argv, found[-1].line, lenient_json(following.group(2)))
+            last = found[-1]
+            found[-1] = Example(last.argv, document, last.line, lenient_json(following.group(2)))
         examples.extend(found)
     return examples
 
 
+def examples(command: str) -> list[Example]:
+    """Every documented ``pdf-airlock COMMAND``: the README's, then those of docs/."""
+    return [example for document in DOCUMENTS for example in documented_examples(command, document)]
+
+
 def _environment() -> dict[str, str]:
-    """The caller's environment without server settings, so the README's flags alone apply."""
+    """The caller's environment without server settings, so the example's flags alone apply."""
     return {
         key: value
         for key, value in os.environ.items()
@@ -135,12 +154,12 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def differences(shown: Any, real: Any, where: str = "") -> list[str]:
-    """Where ``real`` lacks a key or a value that ``shown`` (the README's JSON) states."""
+    """Where ``real`` lacks a key or a value that ``shown`` (an example's JSON) states."""
     if shown == ANY:
         return []
     if isinstance(shown, dict):
         if not isinstance(real, dict):
-            return [f"{where or '(top)'}: an object in the README, {real!r} in the answer"]
+            return [f"{where or '(top)'}: an object in the example, {real!r} in the answer"]
         found = []
         for key, value in shown.items():
             if key not in real:
@@ -150,32 +169,33 @@ def differences(shown: Any, real: Any, where: str = "") -> list[str]:
         return found
     if isinstance(shown, list):
         if not isinstance(real, list) or len(real) < len(shown):
-            return [f"{where}: {len(shown)} item(s) in the README, {real!r} in the answer"]
+            return [f"{where}: {len(shown)} item(s) in the example, {real!r} in the answer"]
         return [diff for i, item in enumerate(shown) for diff in differences(item, real[i], f"{where}[{i}]")]
     if isinstance(shown, str) and "…" in shown:
         prefix = shown.split("…")[0]
         matches = isinstance(real, str) and real.startswith(prefix)
-        return [] if matches else [f"{where}: the README shows {shown!r}, the answer {real!r}"]
+        return [] if matches else [f"{where}: the example shows {shown!r}, the answer {real!r}"]
     if shown != real or type(shown) is not type(real):
-        return [f"{where}: the README shows {shown!r}, the answer {real!r}"]
+        return [f"{where}: the example shows {shown!r}, the answer {real!r}"]
     return []
 
 
-CALLS = readme_examples("call")
-BATCHES = readme_examples("batch")
+CALLS = examples("call")
+BATCHES = examples("batch")
 
 
-def test_the_readme_has_an_example_for_every_tool() -> None:
-    """The parser of this file finds the examples (a broken fence or prefix would skip them)."""
-    tools = {example.argv[2] for example in CALLS}
-    assert tools >= {"pdf_info", "pdf_read", "pdf_search", "pdf_outline", "pdf_attachments"}
-    assert tools >= {"pdf_annotations", "pdf_forms", "pdf_security", "pdf_render", "pdf_images"}
-    assert all(example.shown is not None for example in CALLS if example.argv[2] != "pdf_read")
+def test_the_readme_and_the_tools_doc_have_an_example_for_every_tool() -> None:
+    """The parser of this file finds the examples (a broken fence or prefix would skip them):
+    the README runs one call of each tool, and docs/tools.md shows each tool's answer."""
+    assert {example.argv[2] for example in CALLS if example.document == README} >= ALL_TOOLS
+    in_tools_doc = [example for example in CALLS if example.document == TOOLS_DOC]
+    assert {example.argv[2] for example in in_tools_doc if example.shown is not None} >= ALL_TOOLS
+    assert all(example.shown is not None for example in in_tools_doc if example.argv[2] != "pdf_read")
     assert BATCHES
 
 
 @pytest.mark.parametrize("example", CALLS, ids=[example.id for example in CALLS])
-def test_readme_call_example_runs_as_shown(example: Example) -> None:
+def test_call_example_runs_as_shown(example: Example) -> None:
     done = _run(example.argv, PROJECT)
     payload = json.loads(done.stdout)
     shown = example.shown if isinstance(example.shown, dict) else {}
@@ -193,7 +213,7 @@ def test_readme_call_example_runs_as_shown(example: Example) -> None:
 
 def _inputs(argv: list[str], folder: Path) -> list[str]:
     """The batch command with its named inputs made in ``folder`` from the bundled samples, and
-    its ``--out`` moved into ``folder`` whatever the README names."""
+    its ``--out`` moved into ``folder`` whatever the example names."""
     assert "--out" in argv, "a batch example without --out would write where the test cannot check"
     out = argv.index("--out") + 1
     samples = ["welcome.pdf", "report.pdf", "two-columns.pdf"]
@@ -214,7 +234,7 @@ def _inputs(argv: list[str], folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("example", BATCHES, ids=[example.id for example in BATCHES])
-def test_readme_batch_example_runs_in_a_temporary_folder(example: Example, tmp_path: Path) -> None:
+def test_batch_example_runs_in_a_temporary_folder(example: Example, tmp_path: Path) -> None:
     argv = _inputs(example.argv, tmp_path)
     done = _run(argv, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -239,7 +259,7 @@ def test_generate_py_remakes_the_committed_examples(tmp_path: Path) -> None:
 
 
 def _decrypted(data: bytes) -> bytes:
-    """The document opened with the README's password and written without encryption."""
+    """The document opened with the documented password and written without encryption."""
     out = io.BytesIO()
     with pikepdf.open(io.BytesIO(data), password="airlock") as pdf:
         assert pdf.encryption.R == 6

@@ -283,7 +283,6 @@ SEARCH = {"query": "s[a-z]+", "regex": True, "max_results": 100, "time_budget_ms
 LEGIT_JOBS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "info": ("text", "pdf_info", {}),
     "info xmp": ("xmp", "pdf_info", {}),
-    "page count": ("text", "page_count", {}),
     "read fast": ("text", "pdf_read", READ),
     "read layout": ("columns", "pdf_read", READ | {"engine": "layout"}),
     "info encrypted": ("encrypted", "pdf_info", {"password": LEGIT_PASSWORD}),

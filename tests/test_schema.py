@@ -14,17 +14,11 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
 import pdf_airlock.server.tools.models as models
+from pdf_airlock.server.tools.read import PdfReadOutput
 from pdf_airlock.server.tools.registry import TOOLS
 from pdf_airlock.server.tools.schema import call_schema, compact, drop_titles, inline_refs
 
-OUTPUT_MODELS = [
-    model
-    for name in models.__all__
-    if name.endswith("Output")
-    and name != "ToolErrorOutput"
-    and isinstance(model := getattr(models, name), type)
-    and issubclass(model, BaseModel)
-]
+OUTPUT_MODELS = [spec.output_model for spec in TOOLS.values()]
 
 
 def _agree(original: dict[str, Any], inlined: dict[str, Any], instances: list[Any]) -> list[bool]:
@@ -72,8 +66,8 @@ def _read_answer(**changes: Any) -> dict[str, Any]:
 def test_pdf_read_outline_is_looser_never_stricter() -> None:
     """Everything the model's own schema admits, the outline admits; the outline still rejects
     a wrong type, a wrong enum value or a missing key of a nested object."""
-    original = {"type": "object", **_pydantic_schema(models.PdfReadOutput)}
-    outline = models.output_schema(models.PdfReadOutput)
+    original = {"type": "object", **_pydantic_schema(PdfReadOutput)}
+    outline = models.output_schema(PdfReadOutput)
     page = _read_answer()["pages"][0]
     error = {"error": {"code": "malformed", "message": "m", "retryable": False, "details": {}}}
     admitted = [

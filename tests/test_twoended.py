@@ -29,8 +29,8 @@ from pdf_airlock.server.config import Settings
 from pdf_airlock.server.pool.child_output import ProgressLines
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.tools.page_counts import SelectionMemo
+from pdf_airlock.server.tools.read import PdfReadUntrusted
 from pdf_airlock.server.tools.read_two_ended import MIN_TWO_ENDED_BYTES, _TwoEnded, two_ended_read
-from pdf_airlock.server.tools.untrusted import PdfReadUntrusted
 
 pytestmark = pytest.mark.anyio
 

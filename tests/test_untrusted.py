@@ -1,4 +1,4 @@
-"""The models a job child's result must satisfy (server/pdf_airlock/server/tools/untrusted.py), in process:
+"""The models a job child's result must satisfy (each tool module's, on ``UntrustedModel``), in process:
 strict types, no extra keys at any depth, and a cap on every string, list and mapping.
 
 The models are declarative, so mutation testing (scripts/mutation.sh) has nothing to mutate in
@@ -14,26 +14,28 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-import pdf_airlock.server.tools.untrusted as untrusted
-from pdf_airlock.server.tools.untrusted import (
-    Attachment,
-    FormField,
-    PdfInfoUntrusted,
-    PdfReadUntrusted,
-    PdfRenderUntrusted,
-    SearchHit,
-    StreamLine,
-)
+from pdf_airlock.server.tools.attachments import Attachment
+from pdf_airlock.server.tools.forms import FormField
+from pdf_airlock.server.tools.info import PdfInfoUntrusted
+from pdf_airlock.server.tools.read import PdfReadUntrusted
+from pdf_airlock.server.tools.read_two_ended import StreamLine
+from pdf_airlock.server.tools.registry import TOOLS
+from pdf_airlock.server.tools.render import PdfRenderUntrusted
+from pdf_airlock.server.tools.search import SearchHit
+from pdf_airlock.server.tools.untrusted import UntrustedModel
 
 MAX_TEXT = 4096
 MAX_WARNINGS = 100
 SHA256 = "0123456789abcdef" * 4
 
-MODELS = [
-    model
-    for name in untrusted.__all__
-    if isinstance(model := getattr(untrusted, name), type) and issubclass(model, BaseModel)
-]
+
+def _subclasses(model: type[BaseModel]) -> list[type[BaseModel]]:
+    return [model, *(sub for direct in model.__subclasses__() for sub in _subclasses(direct))]
+
+
+# Every model of every tool module (the registry imports them all) and of the streamed read.
+MODELS = _subclasses(UntrustedModel)[1:]
+assert TOOLS and StreamLine in MODELS
 
 # Fields with no cap of their own: a page's text and an extracted file have no fixed size, and
 # are bounded by the job's whole result cap (--max-result-mb) instead. A form field's list

@@ -1,8 +1,9 @@
-"""The application core: one tool call from arguments to ``CallToolResult``, with audit logging.
+"""The application core: one tool call from arguments to ``CallToolResult``.
 
 Shared by the MCP session (``pdf_airlock.server.mcp.startup``) and the ``call`` CLI. Tool errors never escape
 as exceptions: every failure becomes ``isError: true`` with a typed ``structuredContent.error``.
-Unexpected exceptions become ``internal``, with the traceback only in the server log.
+Unexpected exceptions become ``internal``, with the traceback only in the server log. Each call
+is recorded in its audit event (``pdf_airlock.server.audit``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -18,6 +18,8 @@ import mcp_types as types
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from pdf_airlock.server.audit import begin as begin_audit
+from pdf_airlock.server.audit import current as current_audit
 from pdf_airlock.server.cache import ResultCache, prepare_key_file
 from pdf_airlock.server.cli.selftest import job_limits
 from pdf_airlock.server.config import Settings
@@ -34,12 +36,8 @@ from pdf_airlock.server.tools.registry import TOOLS, ToolSpec
 
 __all__ = ["App", "error_result"]
 
-log = structlog.get_logger("pdf_airlock.audit")
+log = structlog.get_logger("pdf_airlock.calls")
 ModelT = TypeVar("ModelT", bound=BaseModel)
-_AUDIT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("pdf_airlock_audit")
-_AUDIT_TAIL: contextvars.ContextVar[_AuditTail | None] = contextvars.ContextVar(
-    "pdf_airlock_audit_tail", default=None
-)
 _DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pdf_airlock_deadline", default=0.0)
 _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
@@ -97,20 +95,6 @@ def validated(name: str, arguments: dict[str, Any]) -> tuple[ToolSpec, Any]:
         raise ToolError("invalid_arguments", _validation_message(exc)) from exc
 
 
-@dataclass(slots=True)
-class _AuditTail:
-    """A call's ``tool_call`` event, logged once the call has answered and every task it left
-    running (``App.start_detached``) has ended, so the event counts the jobs those abandoned."""
-
-    event: dict[str, Any]
-    running: int = 0
-    answered: bool = False
-
-    def settle(self) -> None:
-        if self.answered and self.running == 0:
-            log.info("tool_call", **self.event)
-
-
 class App:
     """Runs tool calls against one pool and one path policy."""
 
@@ -129,7 +113,7 @@ class App:
         self._tools: list[types.Tool] | None = None
 
     def list_tools(self, category: str | None = None) -> list[types.Tool]:
-        """Built once: the schemas never change while the server runs (about 10 ms to build)."""
+        """Built once: the schemas never change while the server runs."""
         if self._tools is None:
             self._tools = [spec.to_mcp() for spec in TOOLS.values()]
         if category is None:
@@ -144,17 +128,14 @@ class App:
 
     def start_detached(self, fn: Callable[[], Coroutine[Any, Any, object]]) -> None:
         """``fn`` in the pool's task group; the current call's audit event waits for it."""
-        tail = _AUDIT_TAIL.get()
-        if tail is not None:
-            tail.running += 1
+        audit = current_audit()
+        audit.detached_started()
 
         async def detached() -> None:
             try:
                 await fn()
             finally:
-                if tail is not None:
-                    tail.running -= 1
-                    tail.settle()
+                audit.detached_ended()
 
         self.pool.start_soon(detached)
 
@@ -193,7 +174,7 @@ class App:
         progress = _PROGRESS.get() if report else None
         if progress is not None:
             args = args | {"report_progress": True}
-        audit = _AUDIT.get({})
+        audit = current_audit()
         try:
             outcome: JobOutcome = await self.pool.run(
                 kind,
@@ -207,20 +188,13 @@ class App:
                 on_line=on_line,
                 # Every job the call started, abandoned ones too: each has a `job_exit` event with
                 # its CPU and peak memory under the same id (one answered first reports there too).
-                on_start=audit.setdefault("job_ids", []).append,
+                on_start=audit.job_started,
             )
         except anyio.get_cancelled_exc_class():
             # Parallel reads cancel the jobs they no longer need (the pool kills the child).
-            audit["jobs_cancelled"] = audit.get("jobs_cancelled", 0) + 1
+            audit.job_cancelled()
             raise
-        audit["jobs"] = audit.get("jobs", 0) + 1
-        # Summed CPU, and the longest wall time and highest peak over this call's job children.
-        cpu = outcome.rusage.get("utime", 0) + outcome.rusage.get("stime", 0)
-        audit["job_cpu_s"] = round(audit.get("job_cpu_s", 0) + cpu, 4)
-        audit["job_wall_ms"] = max(audit.get("job_wall_ms", 0), outcome.wall_ms)
-        audit["job_peak_rss_kb"] = max(
-            audit.get("job_peak_rss_kb", 0), int(outcome.rusage.get("maxrss_kb", 0))
-        )
+        audit.job_finished(outcome)
         untrusted_result = classify(outcome, self.settings.memory_bytes, self.settings.timeout_s)
         cleaned, removed = _clean_tree(untrusted_result)
         try:
@@ -245,10 +219,8 @@ class App:
     ) -> types.CallToolResult:
         """Run one tool call; ``progress(done, total)`` is called per page when given."""
         started = time.perf_counter()
-        audit: dict[str, Any] = {"request_id": request_id, "tool": name}
-        tail = _AuditTail(audit)
-        _AUDIT.set(audit)
-        _AUDIT_TAIL.set(tail)
+        record = begin_audit(request_id, name)
+        audit = record.event
         _PROGRESS.set(progress)
         _DEADLINE.set(time.monotonic() + self.settings.timeout_s)
         try:
@@ -269,8 +241,7 @@ class App:
             return error_result(ToolError("internal", "internal server error; see the server log"))
         finally:
             audit["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
-            tail.answered = True
-            tail.settle()
+            record.answer()
 
     async def _call(
         self, name: str, arguments: dict[str, Any], audit: dict[str, Any]

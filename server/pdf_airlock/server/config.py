@@ -1,6 +1,6 @@
 """Runtime settings of the supervisor: roots, limits, timeouts, concurrency.
 
-Every limit is named here with its default and documented in the README ("Limits"). The CLI
+Every limit is named here with its default and documented in docs/configuration.md. The CLI
 fills a ``Settings`` from flags and ``PDF_AIRLOCK_*`` environment variables.
 """
 

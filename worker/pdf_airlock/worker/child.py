@@ -26,7 +26,7 @@ import traceback
 from typing import Any, Final, NoReturn
 
 from pdf_airlock.worker import progress, strict_loads
-from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.contract import PROBE_KIND, WorkerError
 from pdf_airlock.worker.parsers import get_parser
 from pdf_airlock.worker.sandbox.layers import (
     CHILD_INPUT_FD,
@@ -36,8 +36,8 @@ from pdf_airlock.worker.sandbox.layers import (
     SandboxPolicy,
     SandboxReport,
     enter_sandbox,
-    set_name,
 )
+from pdf_airlock.worker.sandbox.process import set_name
 
 __all__ = ["EXIT_SANDBOX_FAILED", "run_spare"]
 
@@ -94,7 +94,7 @@ def _read_input(fd: int, max_bytes: int) -> bytes:
 def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict[str, Any]:
     kind = str(job["kind"])
     try:
-        if kind == "probe":
+        if kind == PROBE_KIND:
             return {"ok": True, "result": {"layers": report.layers, "micros": report.micros}}
         from pdf_airlock.worker.pdf.opening import apply_decode_limits
 

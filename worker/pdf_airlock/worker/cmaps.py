@@ -4,10 +4,10 @@ pdfminer loads a predefined CMap (``90ms-RKSJ-H``, ``UniGB-UCS2-H``, ``to-unicod
 from its package's ``cmap/*.json.gz`` on first use. A job child can open no file, so without
 this the layout engine silently falls back to ``(cid:N)`` or nothing for CJK fonts.
 
-The zygote reads the compressed files once (``preload``: about 8 MB, shared copy-on-write with
-every child) and replaces ``CMapDB._load_data`` with a loader that decompresses and decodes only
+The zygote reads the compressed files once (``preload``: shared copy-on-write with every
+child) and replaces ``CMapDB._load_data`` with a loader that decompresses and decodes only
 the CMap a document asks for, inside the child. Decoding every CMap in the zygote instead would
-cost seconds of warm-up and over 100 MB in every job. The decoding mirrors pdfminer's own
+cost seconds of warm-up and many times that memory in every job. The decoding mirrors pdfminer's own
 ``_load_data`` (its JSON format and key conversions); tests/test_cmaps.py compares the two on
 every file. ``CMAP_PATH`` is not honoured: only the installed package's files are served.
 """
@@ -25,8 +25,8 @@ __all__ = ["decode", "loaded_bytes", "preload"]
 _SUFFIX: Final = ".json.gz"
 _INT_KEYED: Final = ("CID2UNICHR_H", "CID2UNICHR_V")
 # Every file's bytes in one private anonymous mapping, and each file's (offset, length): outside
-# the malloc heap, where 8 MB of small objects would push a job's allocations onto fresh pages
-# (``bench/ab_servers.py text-10.pdf``: about 2 ms more per 10-page read with them on the heap).
+# the malloc heap, where megabytes of small objects would push a job's allocations onto fresh
+# pages and make every read slower (``bench/ab_servers.py text-10.pdf`` shows it).
 _store: list[mmap.mmap] = []
 _index: dict[str, tuple[int, int]] = {}
 

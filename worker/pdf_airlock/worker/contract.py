@@ -16,6 +16,7 @@ from typing import Final
 
 __all__ = [
     "LINE_KINDS",
+    "PROBE_KIND",
     "SANDBOX_LAYERS",
     "STRICT_LOADS_ENV",
     "TEST_HOOKS_ENV",
@@ -33,6 +34,9 @@ ZYGOTE_MODULE: Final = "pdf_airlock.worker.zygote"
 TEST_HOOKS_ENV: Final = "PDF_AIRLOCK_TEST_HOOKS"
 # STRICT_LOADS_ENV=1 makes a lazy import or file open inside the sandbox fail loudly.
 STRICT_LOADS_ENV: Final = "PDF_AIRLOCK_STRICT_LOADS"
+
+# The sandbox self-test's job kind (``pdf-airlock self-test``): the child reports its layers.
+PROBE_KIND: Final = "probe"
 
 # Job kinds that exist only for the test suite: escape probes and fault injection
 # (``pdf_airlock.worker.testing``). Every other job kind is a tool's name.

@@ -48,7 +48,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pdf_airlock.worker.child import run_spare
-from pdf_airlock.worker.contract import TEST_HOOKS_ENV, TEST_KINDS
+from pdf_airlock.worker.contract import PROBE_KIND, TEST_HOOKS_ENV, TEST_KINDS
+from pdf_airlock.worker.parsers import TOOL_KINDS
 from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, Limits, SandboxPolicy
 
 __all__ = ["main"]
@@ -115,22 +116,8 @@ def _cpu_seconds(pid: int) -> float | None:
 
 
 _SpareKey = tuple[int, Limits, frozenset[str], frozenset[str], bool]
-_KINDS: Final = frozenset(
-    {
-        "pdf_info",
-        "pdf_read",
-        "pdf_outline",
-        "pdf_attachments",
-        "pdf_annotations",
-        "pdf_forms",
-        "pdf_security",
-        "pdf_search",
-        "pdf_render",
-        "pdf_images",
-        "page_count",
-        "probe",
-    }
-)
+# Every tool's job kind and the sandbox self-test; the test-only kinds join only with the test hooks.
+_KINDS: Final = frozenset(TOOL_KINDS) | {PROBE_KIND}
 
 
 def _deadlines(message: dict[str, Any]) -> tuple[float, float]:
@@ -437,11 +424,11 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     control.setblocking(True)
     # A zygote must not outlive its supervisor even if the control socket is somehow kept open.
-    from pdf_airlock.worker.sandbox.layers import make_undumpable, set_parent_death_signal
+    from pdf_airlock.worker.sandbox.process import make_undumpable, set_parent_death_signal
 
     set_parent_death_signal()
     # Its own process group, so a terminal's Ctrl-C reaches the supervisor only (which stops
-    # the pool in order), but the supervisor's session: see pdf_airlock.worker.sandbox.layers._detach.
+    # the pool in order), but the supervisor's session: see pdf_airlock.worker.sandbox.process.detach.
     os.setpgid(0, 0)
     started = time.monotonic()
     from pdf_airlock.worker.warmup import warm_up

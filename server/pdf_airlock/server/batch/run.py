@@ -40,7 +40,7 @@ import structlog
 from pdf_airlock.server.batch.inputs import Unlisted, documents
 from pdf_airlock.server.batch.output import Output, OutputLocked, OutputRefused
 from pdf_airlock.server.batch.report import Report
-from pdf_airlock.server.batch.whole import PAGED, join_part, owned
+from pdf_airlock.server.batch.whole import join_part, owned, paged
 from pdf_airlock.server.calls import App, validated
 from pdf_airlock.server.config import DEFAULTS, MIB, Settings
 from pdf_airlock.server.errors import ToolError
@@ -108,7 +108,7 @@ async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
     if result.is_error:
         line["error"] = structured.get("error")
         return line
-    if structured.get("cursor") and job.tool in PAGED:
+    if structured.get("cursor") and paged(job.tool) is not None:
         structured = owned(structured)
         failed = await _follow(job, arguments, structured)
         if failed is not None:

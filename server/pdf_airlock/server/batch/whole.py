@@ -11,32 +11,17 @@ when the result is whole.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-__all__ = ["PAGED", "Paged", "join_part", "owned"]
+from pdf_airlock.server.tools.base import Paged
+from pdf_airlock.server.tools.registry import TOOLS
 
-
-@dataclass(frozen=True, slots=True)
-class Paged:
-    """How one tool's parts join: its paged list, the counts that cover one part only, the flags
-    any part may raise."""
-
-    items: str
-    summed: tuple[str, ...] = ()
-    flags: tuple[str, ...] = ()
+__all__ = ["join_part", "owned", "paged"]
 
 
-PAGED: Final[dict[str, Paged]] = {
-    "pdf_info": Paged("pages", summed=("tokens_estimate", "scanned_pages")),
-    "pdf_read": Paged("pages"),
-    "pdf_outline": Paged("items", flags=("truncated",)),
-    "pdf_attachments": Paged("attachments"),
-    "pdf_annotations": Paged("annotations"),
-    "pdf_forms": Paged("fields"),
-    "pdf_search": Paged("hits", summed=("pages_searched",)),
-    "pdf_images": Paged("images"),
-}
+def paged(tool: str) -> Paged | None:
+    """How the tool's parts join; None for a tool that always answers whole."""
+    return TOOLS[tool].paged
 
 
 def owned(first: dict[str, Any]) -> dict[str, Any]:
@@ -47,23 +32,16 @@ def owned(first: dict[str, Any]) -> dict[str, Any]:
 
 def join_part(tool: str, whole: dict[str, Any], part: dict[str, Any]) -> None:
     """Add the next part's structured result to ``whole`` (from ``owned``, joined in place)."""
-    paged = PAGED[tool]
-    items: list[Any] = whole[paged.items]
-    more: list[Any] = list(part[paged.items])
-    if tool == "pdf_read" and items and more:
-        last, first = items[-1], more[0]
-        cut = not last["complete"] and first["page"] == last["page"]
-        if cut and first["offset"] == last["offset"] + len(last["text"]):
-            items[-1] = last | {"text": last["text"] + first["text"], "complete": first["complete"]}
-            more = more[1:]
-    if tool == "pdf_search" and items and more and items[-1]["page"] == more[0]["page"]:
-        # The part before stopped inside this page (its next hit is this part's first), so both
-        # parts searched it: count it once.
-        whole["pages_searched"] -= 1
+    how = paged(tool)
+    assert how is not None, tool
+    items: list[Any] = whole[how.items]
+    more: list[Any] = list(part[how.items])
+    if how.join_edge is not None:
+        more = how.join_edge(whole, items, more)
     items.extend(more)
-    for name in paged.summed:
+    for name in how.summed:
         whole[name] += part[name]
-    for name in paged.flags:
+    for name in how.flags:
         whole[name] = whole[name] or part[name]
     seen = set(whole["warnings"])
     whole["warnings"].extend(warning for warning in part["warnings"] if warning not in seen)

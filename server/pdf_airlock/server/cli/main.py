@@ -113,7 +113,7 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         "--net-namespace",
         action="store_true",
         default=_env("NET_NAMESPACE", "") == "1",
-        help="also give each job its own network namespace (about 1 ms per job)",
+        help="also give each job its own network namespace (adds set-up time to every job)",
     )
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", "info"))
 

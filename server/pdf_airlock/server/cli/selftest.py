@@ -13,7 +13,7 @@ from pdf_airlock.server.config import Settings
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
-from pdf_airlock.worker.contract import SANDBOX_LAYERS
+from pdf_airlock.worker.contract import PROBE_KIND, SANDBOX_LAYERS
 
 __all__ = ["LAYERS", "missing_layers", "probe_layers", "render_table"]
 
@@ -35,7 +35,9 @@ async def probe_layers(pool: Pool, settings: Settings) -> dict[str, str]:
     """Layer name -> status string, as reported by a real, sandboxed job child."""
     fd = os.memfd_create("pdf-airlock-probe", os.MFD_CLOEXEC)
     try:
-        outcome = await pool.run("probe", {}, fd, limits=job_limits(settings), deadline_s=_PROBE_DEADLINE_S)
+        outcome = await pool.run(
+            PROBE_KIND, {}, fd, limits=job_limits(settings), deadline_s=_PROBE_DEADLINE_S
+        )
     finally:
         os.close(fd)
     untrusted = classify(outcome, settings.memory_bytes, _PROBE_DEADLINE_S)

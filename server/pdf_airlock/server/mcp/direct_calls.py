@@ -3,8 +3,8 @@ answer itself, without the SDK's message models in between.
 
 Per call the SDK validates the JSON-RPC message into models, builds a request context, checks
 the params against the negotiated version's surface, then dumps and re-validates the result on
-the way out: about 1.3 ms for a one-page answer and several ms for a large one, against a parse
-that may itself take 2 ms. The route here takes only requests whose handling it can reproduce
+the way out, which for a one-page answer costs about as much as the parse itself (the direct
+route rows of docs/performance.md). The route here takes only requests whose handling it can reproduce
 exactly, and leaves every other message to the SDK:
 
 - the session opened with ``initialize`` (answered by ``pdf_airlock.server.mcp.handshake``), so it negotiated

@@ -3,7 +3,7 @@
 Invariants:
 - The zygote is spawned from the event-loop thread (its parent-death signal is tied to the
   spawning thread) and leads its own process group in the supervisor's session (not a session
-  of its own: see ``pdf_airlock.worker.sandbox.layers._detach``); if the supervisor dies, it dies.
+  of its own: see ``pdf_airlock.worker.sandbox.process.detach``); if the supervisor dies, it dies.
 - At most ``workers`` jobs run at once; at most ``queue_depth`` more wait; beyond that a call
   fails fast with ``overloaded``.
 - A job's result pipe is read concurrently with its run, with a hard byte cap; passing the cap

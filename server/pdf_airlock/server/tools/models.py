@@ -1,8 +1,9 @@
-"""Tool argument and result models: each is both the published JSON Schema and the validator.
+"""Shared pieces of the tools' argument and result models.
 
-``*Input`` models validate what clients send. ``*Output`` models are what the tool publishes as
-``outputSchema`` and returns as ``structuredContent``. The ``*Untrusted`` models that validate a
-job child's result live in ``pdf_airlock.server.tools.untrusted`` and are re-exported here.
+Each tool module declares its ``*Input`` model (it validates what a client sends and is the
+published ``inputSchema``) and its ``*Output`` model (the published ``outputSchema`` and the
+``structuredContent`` it returns) from these: the document's source, page selectors, cursors,
+the common limits, the error result.
 """
 
 from __future__ import annotations
@@ -20,80 +21,25 @@ from pydantic import (
 )
 
 from pdf_airlock.server.tools.schema import call_schema, inline_refs, result_outline
-from pdf_airlock.server.tools.untrusted import (
-    ActionLocation,
-    Annotation,
-    Attachment,
-    EncryptionInfo,
-    ExtractedFile,
-    Features,
-    FormField,
-    HiddenText,
-    ImageInfo,
-    MetadataConflict,
-    OutlineItem,
-    PageCountUntrusted,
-    PageInfo,
-    PageText,
-    PdfAnnotationsUntrusted,
-    PdfAttachmentsUntrusted,
-    PdfFormsUntrusted,
-    PdfImagesUntrusted,
-    PdfInfoUntrusted,
-    PdfOutlineUntrusted,
-    PdfReadUntrusted,
-    PdfRenderUntrusted,
-    PdfSearchUntrusted,
-    PdfSecurityUntrusted,
-    RepairReport,
-    SearchHit,
-    SecurityEncryption,
-    Signature,
-    XfaField,
-)
 
+# Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
+# comma-separated. The worker resolves each part against the document.
 __all__ = [
+    "MAX_CHARS_CEILING",
+    "MAX_PIXELS_CEILING",
     "READ_ENGINES",
+    "Cursor",
     "DocumentInput",
-    "ExtractedImageInfo",
-    "PageCountUntrusted",
-    "PdfAnnotationsInput",
-    "PdfAnnotationsOutput",
-    "PdfAnnotationsUntrusted",
-    "PdfAttachmentsInput",
-    "PdfAttachmentsOutput",
-    "PdfAttachmentsUntrusted",
-    "PdfFormsInput",
-    "PdfFormsOutput",
-    "PdfFormsUntrusted",
-    "PdfImagesInput",
-    "PdfImagesOutput",
-    "PdfImagesUntrusted",
-    "PdfInfoInput",
-    "PdfInfoOutput",
-    "PdfInfoUntrusted",
-    "PdfOutlineInput",
-    "PdfOutlineOutput",
-    "PdfOutlineUntrusted",
-    "PdfReadInput",
-    "PdfReadOutput",
-    "PdfReadUntrusted",
-    "PdfRenderInput",
-    "PdfRenderOutput",
-    "PdfRenderUntrusted",
-    "PdfSearchInput",
-    "PdfSearchOutput",
-    "PdfSearchUntrusted",
-    "PdfSecurityInput",
-    "PdfSecurityOutput",
-    "PdfSecurityUntrusted",
+    "ErrorInfo",
+    "PageSelector",
     "PngImage",
+    "ReadEngine",
+    "SourceFields",
+    "StrictInput",
     "ToolErrorOutput",
     "output_schema",
 ]
 
-# Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
-# comma-separated. The worker resolves each part against the document.
 PAGE_SELECTOR_PATTERN = r"^[A-Za-z0-9 ._/()+:,-]*$"
 MAX_SELECTOR_CHARS = 1000
 MAX_CHARS_CEILING = 2_000_000
@@ -126,11 +72,11 @@ PageSelector = Annotated[
 Cursor = Annotated[str, Field(max_length=512)]
 
 
-class _Strict(BaseModel):
+class StrictInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DocumentInput(_Strict):
+class DocumentInput(StrictInput):
     """Where the document comes from: exactly one of ``path`` and ``data``."""
 
     path: str | None = Field(None, max_length=4096)
@@ -151,172 +97,19 @@ class DocumentInput(_Strict):
         return call_schema(inline_refs(super().model_json_schema(*args, **kwargs)))
 
 
-class PdfInfoInput(DocumentInput):
-    pages: PageSelector | None = None
-    cursor: Cursor | None = None
-
-
 ReadEngine = Literal["fast", "layout"]
 READ_ENGINES: Final[tuple[ReadEngine, ...]] = get_args(ReadEngine)
-
-
-class PdfReadInput(DocumentInput):
-    pages: PageSelector | None = None
-    engine: ReadEngine = "fast"
-    max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
-    cursor: Cursor | None = None
-
-
-class PdfOutlineInput(DocumentInput):
-    max_depth: int = Field(16, ge=1, le=64)
-    max_items: int = Field(1000, ge=1, le=10_000)
-    cursor: Cursor | None = None
-
-
-class PdfAttachmentsInput(DocumentInput):
-    extract: str | None = Field(None, max_length=1000, description="name of one to return")
-    max_bytes: int = Field(10 * 1024 * 1024, ge=1, le=10 * 1024 * 1024, description="largest to extract")
-    max_items: int = Field(1000, ge=1, le=1000)
-    cursor: Cursor | None = None
-
-
-class PdfAnnotationsInput(DocumentInput):
-    pages: PageSelector | None = None
-    max_items: int = Field(2000, ge=1, le=20_000)
-    cursor: Cursor | None = None
-
-
-class PdfFormsInput(DocumentInput):
-    max_items: int = Field(2000, ge=1, le=20_000)
-    cursor: Cursor | None = None
-
-
-class PdfSecurityInput(DocumentInput):
-    pass
-
-
-class PdfSearchInput(DocumentInput):
-    query: str = Field(min_length=1, max_length=1000)
-    regex: bool = False
-    case_sensitive: bool = False
-    whole_word: bool = False
-    pages: PageSelector | None = None
-    context_chars: int = Field(80, ge=0, le=1000)
-    max_results: int = Field(100, ge=1, le=1000)
-    time_budget_ms: int = Field(2000, ge=10, le=30_000)
-    cursor: Cursor | None = None
-
-
-class PdfRenderInput(DocumentInput):
-    page: PageSelector = Field("1", description="one page: number or label")
-    dpi: int = Field(110, ge=18, le=600)
-    max_pixels: int = Field(4_000_000, ge=10_000, le=MAX_PIXELS_CEILING, description="width x height")
-
-
-class ImageRef(_Strict):
-    page: int = Field(ge=1)
-    name: str = Field(min_length=1, max_length=600)
-
-
-class PdfImagesInput(DocumentInput):
-    pages: PageSelector | None = None
-    max_items: int = Field(500, ge=1, le=5000)
-    extract: ImageRef | None = None
-    max_pixels: int = Field(4_000_000, ge=1, le=MAX_PIXELS_CEILING, description="largest to extract")
-    cursor: Cursor | None = None
 
 
 # -- published results ---------------------------------------------------------------------
 
 
-class _Source(BaseModel):
+class SourceFields(BaseModel):
     # Field prose is published only where a name and a type do not say it
     # (``pdf_airlock.server.tools.schema``).
     source: str
     sha256: str
     size_bytes: int
-
-
-class PdfInfoOutput(_Source):
-    page_count: int
-    pdf_version: str
-    encrypted: bool
-    encryption: EncryptionInfo | None
-    producer: str | None
-    metadata: dict[str, str]
-    xmp: dict[str, str] | None
-    metadata_conflicts: list[MetadataConflict]
-    features: Features | None
-    repair: RepairReport | None
-    tokens_estimate: int
-    scanned_pages: int
-    pages: list[PageInfo]
-    cursor: str | None
-    warnings: list[str]
-
-
-class PdfReadOutput(_Source):
-    engine: ReadEngine
-    page_count: int
-    selected_pages: int
-    pages: list[PageText]
-    cursor: str | None
-    warnings: list[str]
-
-
-class PdfOutlineOutput(_Source):
-    items: list[OutlineItem]
-    truncated: bool
-    cursor: str | None
-    warnings: list[str]
-
-
-class PdfAttachmentsOutput(_Source):
-    attachments: list[Attachment]
-    extracted: ExtractedFile | None
-    cursor: str | None
-    warnings: list[str]
-
-
-class PdfAnnotationsOutput(_Source):
-    annotations: list[Annotation]
-    cursor: str | None
-    warnings: list[str]
-
-
-class PdfFormsOutput(_Source):
-    fields: list[FormField]
-    xfa: bool
-    xfa_fields: list[XfaField] = Field(description="An XFA form's data: dotted names and values.")
-    cursor: str | None
-    warnings: list[str]
-
-
-class PdfSecurityOutput(_Source):
-    risk: Literal["low", "medium", "high"] = Field(
-        description="high: JavaScript, Launch, submit/import, rich media, XFA; medium: links out, "
-        "attachments, hidden text, partial signature"
-    )
-    reasons: list[str]
-    actions: dict[str, int] = Field(description="count per action type")
-    locations: list[ActionLocation]
-    xfa: bool
-    rich_media: int
-    embedded_files: int
-    encryption: SecurityEncryption | None
-    incremental_updates: int
-    signatures: list[Signature]
-    hidden_text: HiddenText
-    warnings: list[str]
-
-
-class PdfSearchOutput(_Source):
-    page_count: int
-    selected_pages: int
-    pages_searched: int
-    hits: list[SearchHit]
-    cursor: str | None
-    warnings: list[str]
 
 
 class PngImage(BaseModel):
@@ -326,31 +119,8 @@ class PngImage(BaseModel):
     png_sha256: str
 
 
-class PdfRenderOutput(_Source):
-    page: int
-    label: str
-    page_count: int
-    dpi: float
-    image: PngImage
-    warnings: list[str]
-
-
-class ExtractedImageInfo(PngImage):
-    page: int
-    name: str
-
-
-class PdfImagesOutput(_Source):
-    page_count: int
-    selected_pages: int
-    images: list[ImageInfo]
-    extracted: ExtractedImageInfo | None
-    cursor: str | None
-    warnings: list[str]
-
-
 class ErrorInfo(BaseModel):
-    code: str = Field(description="One of the closed set of error codes (see the README).")
+    code: str = Field(description="One of the closed set of error codes (docs/tools.md).")
     message: str
     retryable: bool
     details: dict[str, Any]
@@ -363,7 +133,7 @@ class ToolErrorOutput(BaseModel):
 
 
 # Every result has them: the server's instructions say so once (``pdf_airlock.server.mcp.handshake``).
-_SOURCE_FIELDS: Final = frozenset(_Source.model_fields)
+_SOURCE_FIELDS: Final = frozenset(SourceFields.model_fields)
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Reading one document from both ends at once: the "two-ended" ``pdf_read``.
 
 The supervisor never parses a PDF, so it does not know the page count before a job tells it. Instead of asking
-first (a ``page_count`` job, as ``pdf_airlock.server.tools.read_split`` does), it runs two job children on the
-same arguments, each streaming every page it finishes as a line on its result pipe before its envelope
-(``pdf_airlock.worker.progress``, ``pdf_airlock.worker.parsers.read``):
+first (one more job), it runs two job children on the same arguments, each streaming every page it finishes as
+a line on its result pipe before its envelope (``pdf_airlock.worker.progress``,
+``pdf_airlock.worker.parsers.read``):
 
 - the **forward** child is exactly the single-child read (``max_chars``, ``start_offset``, the
   cut page, ``next``). It is authoritative: if it fails before the answer is complete, the
@@ -34,12 +34,12 @@ order, pages within the page count, offsets and ``complete`` as the protocol all
 
 Why the spare rule: each job takes one of the zygote's pre-forked spares, and the zygote refills at once when
 none is left idle. With as many cores as workers (the default), the two refills' forks and warm-up parses then
-run beside the two children and cost more than the second child saves (on 2 cores, without the rule,
-text-10.pdf was slower two-ended than with one child). Hence the pool's default of ``spares = workers + 1``.
+run beside the two children and cost more than the second child saves (on 2 cores, without the rule, a
+10-page read was slower two-ended than with one child). Hence the pool's default of ``spares = workers + 1``.
 ``python bench/mcp_bench.py`` measures this path against in-process extraction (``docs/performance.md``).
 Calls back to back may leave the zygote no time to refill: the backward child is then tried again as pages
-come, and without room the forward child reads alone. ``pdf_airlock.server.tools.read_split`` is used only
-from ``MIN_SPLIT_WORKERS`` (3) workers; see its docstring for the measurements behind that.
+come, and without room the forward child reads alone. At most two children read one
+document: with more cores, more documents are read at once instead.
 """
 
 from __future__ import annotations
@@ -53,16 +53,47 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.lowlevel
 import structlog
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.pool.child_output import ProgressFn
+from pdf_airlock.server.tools.read import PdfReadUntrusted
 from pdf_airlock.server.tools.runner import JobRunner
-from pdf_airlock.server.tools.untrusted import PdfReadUntrusted, StreamedPage, StreamedSelection, StreamLine
+from pdf_airlock.server.tools.untrusted import MAX_COUNT, MAX_OFFSET, Bounded, TextLayer, UntrustedModel
 
 __all__ = ["MIN_TWO_ENDED_BYTES", "two_ended_read"]
+
+
+# -- the lines a streamed read writes before its envelope (untrusted) --------------------
+
+
+class StreamedSelection(UntrustedModel):
+    """A streamed ``pdf_read``'s first line (``pdf_airlock.server.tools.read_two_ended``)."""
+
+    page_count: int = Field(ge=0, le=MAX_COUNT)
+    selected_pages: int = Field(ge=0, le=MAX_COUNT)
+
+
+class StreamedPage(UntrustedModel):
+    """One page of a streamed ``pdf_read``; ``position`` is its index after ``start_index``."""
+
+    position: int = Field(ge=0, le=MAX_COUNT)
+    page: int = Field(ge=1, le=MAX_COUNT)
+    text: str
+    offset: int = Field(ge=0, le=MAX_OFFSET)
+    complete: bool
+    text_layer: TextLayer
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+class StreamLine(UntrustedModel):
+    """A line a streamed ``pdf_read`` writes before its envelope: one of the two."""
+
+    selection: StreamedSelection | None = None
+    page: StreamedPage | None = None
+
 
 log = structlog.get_logger("pdf_airlock.twoended")
 

@@ -1,7 +1,7 @@
 """The interface tools need from the server: run a job kind on an open document.
 
 Implemented by ``pdf_airlock.server.calls.App``; a Protocol so tool code and the parallel readers
-(``pdf_airlock.server.tools.read_split``, ``pdf_airlock.server.tools.read_two_ended``) can be typed without
+(``pdf_airlock.server.tools.read_two_ended``) can be typed without
 importing the application core.
 """
 

@@ -8,7 +8,7 @@ JavaScript, ...), which is reported and never followed. At most ``max_items`` pe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import pikepdf
 
@@ -16,7 +16,9 @@ from pdf_airlock.worker.pdf.destinations import action_target, page_index
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 from pdf_airlock.worker.pdf.pages import pikepdf_labels, select_pages
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_annotations"
 
 _HIDDEN_FLAGS = 0b10 | 0b100000  # Hidden, NoView
 
@@ -76,3 +78,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             if next_start is not None:
                 break
     return {"annotations": items, "next_start": next_start, "warnings": warnings}
+
+
+def warm_up(sample: bytes) -> None:
+    run(sample, {"max_items": 10})

@@ -12,13 +12,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import posixpath
-from typing import Any
+from typing import Any, Final
 
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.decrypt import attachments_locked
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_attachments"
 
 
 def _safe_name(name: str) -> str:
@@ -89,3 +91,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             "invalid_arguments", "no attachment has that name (names are listed without extract)"
         )
     return {"attachments": files, "extracted": extracted, "next_start": next_start, "warnings": warnings}
+
+
+def warm_up(sample: bytes) -> None:
+    listed = run(sample, {"max_bytes": 100, "max_items": 10, "extract": "warm-up.txt"})
+    if listed["extracted"] is None:
+        raise RuntimeError("pdf_attachments failed its warm-up")

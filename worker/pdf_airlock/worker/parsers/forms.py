@@ -9,14 +9,16 @@ never acted upon.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import pikepdf
 
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 from pdf_airlock.worker.pdf.xfa import xfa_fields
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_forms"
 
 _MAX_DEPTH = 32
 _TYPES = {"/Tx": "text", "/Btn": "button", "/Ch": "choice", "/Sig": "signature"}
@@ -143,3 +145,21 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "next_start": next_start,
         "warnings": warnings[:20],
     }
+
+
+def warm_up(sample: bytes) -> None:
+    """The AcroForm walk, and an XFA packet through the same hardened lxml parser."""
+    run(sample, {"max_items": 10})
+    _warm_xfa()
+
+
+def _warm_xfa() -> None:
+    """An XFA datasets packet through the same hardened lxml parser a job uses."""
+    pdf = pikepdf.new()
+    packet = pdf.make_stream(
+        b'<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data>'
+        b"<form1><name>warm-up &amp; more</name></form1></xfa:data></xfa:datasets>"
+    )
+    form = pikepdf.Dictionary(XFA=pikepdf.Array([pikepdf.String("datasets"), packet]))
+    if xfa_fields(form, []) != [{"name": "form1.name", "value": "warm-up & more"}]:
+        raise RuntimeError("XFA parsing failed its warm-up")

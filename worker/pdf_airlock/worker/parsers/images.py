@@ -9,6 +9,7 @@ within the budget; qpdf's decode limits apply to its stream.
 from __future__ import annotations
 
 import base64
+import io
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -19,7 +20,9 @@ from pdf_airlock.worker.parsers.render import encode_png
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 from pdf_airlock.worker.pdf.pages import pikepdf_label, pikepdf_labels, select_pages
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_images"
 
 MAX_FORM_DEPTH: Final = 8
 MAX_XOBJECTS_PER_PAGE: Final = 10_000
@@ -171,3 +174,41 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "next_start": next_start,
         "warnings": warnings[:MAX_WARNINGS],
     }
+
+
+def warm_up(sample: bytes) -> None:
+    _warm_images()
+
+
+def _warm_images() -> None:
+    """Image decoding: every Pillow plugin registered, and one image per common filter decoded
+    and encoded to PNG through the same code path as a job."""
+    import pikepdf
+    from PIL import Image
+
+    Image.init()
+    pdf = pikepdf.new()
+    pdf.add_blank_page()
+    xobjects = pikepdf.Dictionary()
+    sample = Image.new("RGB", (4, 4), (200, 30, 30))
+    jpeg = io.BytesIO()
+    sample.save(jpeg, format="JPEG")
+    # Unfiltered data is Flate-encoded by save(); the JPEG keeps its own filter.
+    streams = {"Flate": (b"\xc8\x1e\x1e" * 16, None), "DCT": (jpeg.getvalue(), pikepdf.Name.DCTDecode)}
+    for name, (raw, decode_filter) in streams.items():
+        stream = pikepdf.Stream(pdf, raw)
+        stream.Type, stream.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+        stream.Width, stream.Height, stream.BitsPerComponent = 4, 4, 8
+        stream.ColorSpace = pikepdf.Name.DeviceRGB
+        if decode_filter is not None:
+            stream.Filter = decode_filter
+        xobjects[f"/{name}"] = stream
+    pdf.pages[0].Resources = pikepdf.Dictionary(XObject=xobjects)
+    out = io.BytesIO()
+    pdf.save(out)
+    for name in streams:
+        result = run(
+            out.getvalue(), {"max_items": 10, "max_pixels": 100, "extract": {"page": 1, "name": name}}
+        )
+        if result["extracted"] is None:
+            raise RuntimeError("image extraction failed its warm-up")

@@ -22,7 +22,9 @@ from pdf_airlock.worker.pdf.docfacts import feature_flags, reconcile, repair_rep
 from pdf_airlock.worker.pdf.opening import clean_string, open_document, open_pikepdf
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_info"
 
 MAX_PAGE_ENTRIES: Final = 1000
 CHARS_PER_TOKEN: Final = 4  # a rough rule for English text with common tokenizers
@@ -191,3 +193,10 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "next_start": end if end < len(selection) else None,
         "warnings": warnings,
     }
+
+
+def warm_up(sample: bytes) -> None:
+    """Parse the sample (XMP included); raise if the engines do not work."""
+    info = run(sample, {})
+    if info["xmp"] is None or info["metadata_conflicts"] or info["page_count"] != 1:
+        raise RuntimeError("pdf_info failed its warm-up")

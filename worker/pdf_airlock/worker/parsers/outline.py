@@ -7,7 +7,7 @@ number of items are capped and a cap that bites is reported, never silent.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import pikepdf
 
@@ -15,7 +15,9 @@ from pdf_airlock.worker.pdf.destinations import action_target, page_index
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 from pdf_airlock.worker.pdf.pages import pikepdf_label
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_outline"
 
 _TITLE_CHARS = 500
 
@@ -81,3 +83,9 @@ def _push_children(stack: list[tuple[Any, int]], node: Any, level: int, max_dept
         else:
             return True
     return False
+
+
+def warm_up(sample: bytes) -> None:
+    outline = run(sample, {"max_depth": 4, "max_items": 10})
+    if outline["items"][0]["page"] != 1:
+        raise RuntimeError("pdf_outline failed its warm-up")

@@ -30,9 +30,12 @@ from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.layoutchars import Mender
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_labels, select_pages
+from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT
 from pdf_airlock.worker.pdf.textnorm import layout_text, pdfium_text, text_layer
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_read"
 
 MAX_WARNINGS = 100
 MAX_OBJECTS_EXAMINED: Final = 5000  # page objects looked at for an image on a page without text
@@ -246,3 +249,11 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "next": next_position,
         "warnings": [] if stream else warnings[:MAX_WARNINGS],
     }
+
+
+def warm_up(sample: bytes) -> None:
+    """Read the sample with both engines; raise unless each finds its text."""
+    for engine in ("fast", "layout"):
+        read = run(sample, {"max_chars": 1000, "engine": engine})
+        if SAMPLE_TEXT not in read["pages"][0]["text"]:
+            raise RuntimeError(f"pdf_read ({engine}) failed its warm-up")

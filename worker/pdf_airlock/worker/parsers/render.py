@@ -20,13 +20,15 @@ from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 
-__all__ = ["encode_png", "fit_scale", "run"]
+__all__ = ["KIND", "encode_png", "fit_scale", "run", "warm_up"]
+
+KIND: Final = "pdf_render"
 
 POINTS_PER_INCH: Final = 72.0
 # zlib levels 1-3 use its fast matcher, 4-9 the lazy one. On rendered pages and decoded photos
-# level 3 encoded 1.7-2.8x faster than 6 and the PNG was smaller in colour (the scan page: 97 ms
-# and 970 KB against 268 ms and 1041 KB); a grey text page came out 11% larger.
-# ``python bench/png_levels.py`` measures the levels on the corpus.
+# level 3 encodes several times faster than the default 6, and the PNG is no larger in colour
+# (a grey text page comes out somewhat larger). ``python bench/png_levels.py`` measures the levels
+# on the corpus.
 PNG_COMPRESS_LEVEL: Final = 3
 
 
@@ -103,3 +105,8 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "png_base64": base64.b64encode(png).decode("ascii"),
         "warnings": warnings,
     }
+
+
+def warm_up(sample: bytes) -> None:
+    if not run(sample, {"page": "1", "dpi": 36, "max_pixels": 100_000})["png_base64"]:
+        raise RuntimeError("pdf_render failed its warm-up")

@@ -24,7 +24,9 @@ from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.textnorm import searchable
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_search"
 
 MAX_MATCH_CHARS: Final = 1000
 MAX_RECTS: Final = 16
@@ -211,3 +213,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         "next": next_position,
         "warnings": warnings[:MAX_WARNINGS],
     }
+
+
+def warm_up(sample: bytes) -> None:
+    search = run(sample, {"query": "warm.up", "regex": True, "max_results": 5, "time_budget_ms": 5000})
+    if len(search["hits"]) != 1:
+        raise RuntimeError("pdf_search failed its warm-up")

@@ -19,7 +19,9 @@ import pikepdf
 from pdf_airlock.worker.pdf.decrypt import encryption_facts
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 
-__all__ = ["run"]
+__all__ = ["KIND", "run", "warm_up"]
+
+KIND: Final = "pdf_security"
 
 MAX_LOCATIONS: Final = 200
 MAX_SCANNED_PAGES: Final = 500
@@ -228,3 +230,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         **facts,
         "warnings": warnings[:20],
     }
+
+
+def warm_up(sample: bytes) -> None:
+    run(sample, {})

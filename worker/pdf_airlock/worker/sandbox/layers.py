@@ -1,4 +1,6 @@
-"""Confinement of the job child, applied in order right after the zygote forks it.
+"""Confinement of the job child, applied in order right after the zygote forks it: the one
+place that shows the order. Each layer is one module: ``process`` (process group, fds,
+environment, uid, no_new_privs), ``namespaces``, ``rlimits``, ``landlock``, ``seccomp``.
 
 Assumes nothing about the document (it has not been read yet when this runs: the child is a
 pre-forked spare, and the job's fds reach it over its spare socket only after every layer is
@@ -12,11 +14,6 @@ marked as required aborts the job before the document is read.
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
-import os
-import resource
-import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +21,15 @@ from typing import Any, Final
 
 from pdf_airlock.worker.contract import SANDBOX_LAYERS
 from pdf_airlock.worker.sandbox import landlock, namespaces
+from pdf_airlock.worker.sandbox.process import (
+    arm_parent_death,
+    close_fds,
+    detach,
+    drop_privileges,
+    no_new_privs,
+    scrub_environment,
+)
+from pdf_airlock.worker.sandbox.rlimits import address_space_now, apply_rlimits
 from pdf_airlock.worker.sandbox.seccomp import CompiledFilter
 
 __all__ = [
@@ -36,9 +42,6 @@ __all__ = [
     "SandboxPolicy",
     "SandboxReport",
     "enter_sandbox",
-    "make_undumpable",
-    "set_name",
-    "set_parent_death_signal",
 ]
 
 CHILD_INPUT_FD: Final = 3
@@ -50,19 +53,6 @@ CHILD_RESULT_FD: Final = 4
 SPARE_SOCKET_FD: Final = 5
 LAYERS: Final = SANDBOX_LAYERS
 SKIPPABLE: Final = frozenset({"namespaces", "landlock", "seccomp"})
-_HIGH_FD: Final = 64
-_NOFILE_LIMIT: Final = 16
-_CPU_HARD_EXTRA_SECONDS: Final = 1
-_NOBODY: Final = 65534
-_ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "TZ")
-_DEFAULT_ENV: Final = {"LANG": "C.UTF-8", "TZ": "UTC"}
-
-_PR_SET_PDEATHSIG: Final = 1
-_PR_SET_DUMPABLE: Final = 4
-_PR_SET_NAME: Final = 15
-_PR_SET_NO_NEW_PRIVS: Final = 38
-
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class SandboxError(Exception):
@@ -111,119 +101,6 @@ class SandboxReport:
     micros: dict[str, int] = field(default_factory=dict)
 
 
-def _prctl(option: int, arg: int) -> None:
-    if _libc.prctl(option, arg, 0, 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-
-
-def make_undumpable() -> None:
-    """No core dumps, and no ptrace attach by processes without CAP_SYS_PTRACE (the zygote)."""
-    _prctl(_PR_SET_DUMPABLE, 0)
-
-
-def set_parent_death_signal() -> None:
-    """SIGKILL this process when its parent dies (used by the zygote and by each child)."""
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def set_name(name: bytes) -> None:
-    """This process's name (``/proc/<pid>/comm``, what ``ps`` shows), at most 15 bytes."""
-    if _libc.prctl(_PR_SET_NAME, ctypes.c_char_p(name[:15]), 0, 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-
-
-def _arm_parent_death(parent_pid: int) -> None:
-    """(Re-)arm the parent-death signal. The kernel clears it on every credential change
-    (setresuid, entering a user namespace), so each such layer calls this again."""
-    set_parent_death_signal()
-    if os.getppid() != parent_pid:  # the zygote died before the signal was armed
-        os._exit(1)
-
-
-def _detach(parent_pid: int) -> str:
-    """Own process group, so the zygote can kill the whole group; die with the zygote. Not a new
-    session: where the kernel has autogroups (most desktop distributions), a session is one, and
-    the child would be scheduled as a peer of the supervisor, its niceness counting only inside
-    its own group. In the supervisor's session ``--job-nice`` does what it says."""
-    _arm_parent_death(parent_pid)
-    os.setpgid(0, 0)
-    # The zygote is undumpable (no ptrace by its children); the kernel refuses unshare(NEWUSER)
-    # to an undumpable process, so the child is dumpable until layer 6 sets it back to 0.
-    _prctl(_PR_SET_DUMPABLE, 1)
-    return "active"
-
-
-def _move_fd(fd: int, target: int) -> None:
-    if fd != target:
-        os.dup2(fd, target, inheritable=False)
-        os.close(fd)
-
-
-def _close_fds(keep: Mapping[int, int]) -> str:
-    """Keep only the fds in ``keep`` (source -> target number); 0-2 point at /dev/null."""
-    # Lift every kept fd above the target range first so moving one cannot clobber another.
-    lifted = {fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD): target for fd, target in keep.items()}
-    for fd in keep:
-        os.close(fd)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for std in (0, 1, 2):
-        os.dup2(devnull, std)
-    os.close(devnull)
-    for fd, target in lifted.items():
-        _move_fd(fd, target)
-    targets = sorted(keep.values())
-    free_from = 3
-    for target in targets:  # close the gaps below and between the targets, then everything above
-        os.closerange(free_from, target)
-        free_from = target + 1
-    os.closerange(free_from, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    return "active"
-
-
-def _scrub_environment() -> str:
-    kept = {key: os.environ[key] for key in _ENV_ALLOWLIST if key in os.environ}
-    os.environ.clear()
-    os.environ.update(_DEFAULT_ENV | kept)
-    return "active"
-
-
-def _drop_privileges() -> str:
-    """Run as nobody when started as root, so the child owns nothing and can signal or trace
-    nothing of the host's (kill/ptrace permission checks compare real uids across namespaces)."""
-    if os.geteuid() != 0:
-        return f"active: already uid {os.geteuid()}"
-    os.setgroups([])
-    os.setresgid(_NOBODY, _NOBODY, _NOBODY)
-    os.setresuid(_NOBODY, _NOBODY, _NOBODY)
-    return f"active: uid {_NOBODY}"
-
-
-def _address_space_now() -> int:
-    with open("/proc/self/statm", "rb") as statm:
-        pages = int(statm.read().split()[0])
-    return pages * resource.getpagesize()
-
-
-def _apply_rlimits(limits: Limits, address_space: int) -> str:
-    memory = address_space + limits.memory_bytes
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    cpu = limits.cpu_seconds
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + _CPU_HARD_EXTRA_SECONDS))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE_LIMIT, _NOFILE_LIMIT))
-    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return "active"
-
-
-def _no_new_privs() -> str:
-    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(_PR_SET_DUMPABLE, 0)
-    return "active"
-
-
 def _namespaces(policy: SandboxPolicy) -> str:
     if policy.namespaces_unavailable is not None:
         return f"unavailable: {policy.namespaces_unavailable}"
@@ -248,7 +125,7 @@ def _rearmed(parent_pid: int, layer: Callable[[], str]) -> str:
     try:
         return layer()
     finally:
-        _arm_parent_death(parent_pid)
+        arm_parent_death(parent_pid)
 
 
 def enter_sandbox(
@@ -258,15 +135,15 @@ def enter_sandbox(
 
     ``keep_fds`` maps each fd that stays open to the number it must end up at."""
     report = SandboxReport()
-    address_space = _address_space_now()  # read before the root directory disappears
+    address_space = address_space_now()  # read before the root directory disappears
     steps: tuple[tuple[str, Callable[[], str]], ...] = (
-        ("process_group", lambda: _detach(parent_pid)),
-        ("closed_fds", lambda: _close_fds(keep_fds)),
-        ("env_allowlist", _scrub_environment),
-        ("unprivileged_uid", lambda: _rearmed(parent_pid, _drop_privileges)),
+        ("process_group", lambda: detach(parent_pid)),
+        ("closed_fds", lambda: close_fds(keep_fds)),
+        ("env_allowlist", scrub_environment),
+        ("unprivileged_uid", lambda: _rearmed(parent_pid, drop_privileges)),
         ("namespaces", lambda: _rearmed(parent_pid, lambda: _namespaces(policy))),
-        ("rlimits", lambda: _apply_rlimits(limits, address_space)),
-        ("no_new_privs", _no_new_privs),
+        ("rlimits", lambda: apply_rlimits(limits, address_space)),
+        ("no_new_privs", no_new_privs),
         ("landlock", lambda: _landlock(policy)),
         ("seccomp", lambda: _seccomp(policy)),
     )

@@ -3,8 +3,8 @@ namespaces, with the root directory switched to an empty read-only tmpfs.
 
 Assumes nothing about the document: applied before it is read. The zygote probes once at
 start-up whether ``unshare`` works (Docker's default seccomp profile refuses it); children only
-try when the probe succeeded. A network namespace is optional (``net=True``): it costs about
-1 ms per job on this kernel and adds little over seccomp (``socket`` kills the job) and
+try when the probe succeeded. A network namespace is optional (``net=True``): it adds
+set-up time to every job and little over seccomp (``socket`` kills the job) and
 Landlock (TCP denied). PID namespaces are not used: the child can never fork (seccomp, NPROC 0).
 """
 

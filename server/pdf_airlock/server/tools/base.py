@@ -1,0 +1,193 @@
+"""What every tool module builds on: the tool's declaration (``ToolSpec``) and the steps every
+tool takes from a job's validated result to its published answer.
+
+A tool module (``pdf_airlock.server.tools.<name>``) declares ``TOOL = ToolSpec(...)``: its name,
+title and description, its argument and result models, the coroutine that runs it, its
+category and rank in ``tools/list``, and, for a tool that answers in parts, how ``batch`` joins
+the parts (``Paged``). ``pdf_airlock.server.tools.registry`` finds every such module.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+import mcp_types as types
+from pydantic import BaseModel
+
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.policy.paths import Document
+from pdf_airlock.server.tools.cursors import decode_cursor, encode_cursor
+from pdf_airlock.server.tools.models import READ_ENGINES, DocumentInput, output_schema
+from pdf_airlock.server.tools.runner import JobRunner
+from pdf_airlock.server.tools.schema import drop_titles
+
+__all__ = [
+    "CATEGORIES",
+    "Content",
+    "Paged",
+    "Position",
+    "ToolFn",
+    "ToolSpec",
+    "job_output",
+    "learn_page_count",
+    "more",
+    "password",
+    "png_block",
+    "published",
+    "source",
+    "start_of",
+    "text_with_warnings",
+]
+
+Content = list[types.TextContent | types.ImageContent]
+# A tool returns its structured result and either its text fallback or all its content blocks.
+ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | Content]]]
+# Joins the edge of two parts: (whole result so far, its items, the next part's items) -> the
+# next part's items still to append.
+EdgeJoin = Callable[[dict[str, Any], list[Any], list[Any]], list[Any]]
+
+CATEGORIES: Final = ("text", "structure", "security", "render")
+
+
+@dataclass(frozen=True, slots=True)
+class Paged:
+    """How one tool's parts join into a whole result (``pdf_airlock.server.batch.whole``): its
+    paged list, the counts that cover one part only, the flags any part may raise, and what to
+    do where two parts meet."""
+
+    items: str
+    summed: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    join_edge: EdgeJoin | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One MCP tool. ``rank`` orders ``tools/list`` (the tools an agent starts with come first);
+    ``paged`` is None for a tool that always answers whole."""
+
+    name: str
+    title: str
+    description: str
+    input_model: type[DocumentInput]
+    output_model: type[BaseModel]
+    run: ToolFn
+    category: str
+    rank: int
+    paged: Paged | None = None
+
+    def to_mcp(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=drop_titles(self.input_model.model_json_schema()),
+            output_schema=output_schema(self.output_model),
+            annotations=types.ToolAnnotations(
+                title=self.title, read_only_hint=True, open_world_hint=False, idempotent_hint=True
+            ),
+            _meta={"io.pdf-airlock/category": self.category},
+        )
+
+
+def password(args: DocumentInput) -> str | None:
+    return args.password.get_secret_value() if args.password is not None else None
+
+
+def source(document: Document) -> dict[str, Any]:
+    return {"source": document.display, "sha256": document.sha256, "size_bytes": document.size}
+
+
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+def start_of(token: str | None, document: Document, tool: str, key: str) -> int:
+    """The item index a ``{"start": n}`` cursor continues from (0 without a cursor)."""
+    return decode_cursor(token, document.sha256, tool, key)["start"] if token else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a paged job's answer goes on from: the result's position field (made into
+    ``cursor``), the cursor's tool and selection key, and the position the call started from."""
+
+    field: str
+    tool: str
+    key: str
+    start: dict[str, int]
+
+
+def _advances(start: dict[str, int], state: dict[str, int]) -> bool:
+    """A position past ``start``, compared field by field in the result's order: every answer
+    with a cursor covers at least one item or character, so a child's position that does not
+    move on would send a client that follows cursors round for ever."""
+    return tuple(state.values()) > tuple(start.get(name, 0) for name in state)
+
+
+def published(
+    output_model: type[OutputT],
+    result: Any,
+    warnings: list[str],
+    document: Document,
+    *,
+    position: Position | None = None,
+    **replaced: Any,
+) -> OutputT:
+    """A job's published output: its validated result plus the source fields. ``position`` turns
+    the result's position field into ``cursor`` (null when the job finished); keyword arguments
+    replace result fields."""
+    fields = result.model_dump(exclude={"warnings", *replaced})
+    if position is not None:
+        state = fields.pop(position.field)
+        state = {"start": state} if isinstance(state, int) else state
+        if state is not None and not _advances(position.start, state):
+            raise ToolError("crashed", "the job child returned a position that does not go past the call's")
+        fields["cursor"] = (
+            encode_cursor(document.sha256, position.tool, position.key, state) if state is not None else None
+        )
+    return output_model(**source(document), **fields, **replaced, warnings=[*result.warnings, *warnings])
+
+
+def learn_page_count(runner: JobRunner, document: Document, page_count: int) -> None:
+    """A ``pdf_read`` of the whole document selects ``page_count`` pages: PDFium's count, which
+    this tool's child reported as a read's forward child would (``pdf_airlock.server.tools.page_counts``). A
+    read
+    after ``pdf_info``, ``pdf_search`` or ``pdf_render`` then starts both its children at once."""
+    for engine in READ_ENGINES:
+        runner.selections.put((document.sha256, engine, None), page_count)
+
+
+async def job_output(
+    runner: JobRunner,
+    kind: str,
+    job_args: dict[str, Any],
+    document: Document,
+    *,
+    untrusted: type[BaseModel],
+    output_model: type[OutputT],
+    paged: tuple[str | None, str] | None = None,
+) -> OutputT:
+    """Run a job and publish its result. ``paged`` = (the call's cursor, its selection key) for a
+    job listing items from ``start`` that returns ``next_start``."""
+    position = None
+    if paged is not None:
+        start = start_of(paged[0], document, kind, paged[1])
+        job_args = job_args | {"start": start}
+        position = Position("next_start", kind, paged[1], {"start": start})
+    result, warnings = await runner.run_job(kind, job_args, document, untrusted)
+    return published(output_model, result, warnings, document, position=position)
+
+
+def more(cursor: str | None) -> list[str]:
+    return [f"(more: call again with the same arguments and cursor={cursor})"] if cursor else []
+
+
+def text_with_warnings(lines: list[str], warnings: list[str]) -> str:
+    return "\n".join([*lines, *(f"warning: {warning}" for warning in warnings)])
+
+
+def png_block(png: bytes) -> types.ImageContent:
+    return types.ImageContent(type="image", data=base64.b64encode(png).decode("ascii"), mime_type="image/png")

@@ -1,0 +1,154 @@
+"""``pdf_read``: the text of the selected pages, bounded by ``max_chars``, continued by cursor.
+
+A long read is done by two job children at once, one from each end of the selection
+(``pdf_airlock.server.tools.read_two_ended``); a short one by a single child.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from pdf_airlock.server.policy.paths import Document
+from pdf_airlock.server.tools.base import (
+    Paged,
+    Position,
+    ToolSpec,
+    password,
+    published,
+)
+from pdf_airlock.server.tools.cursors import decode_cursor, selection_key
+from pdf_airlock.server.tools.models import (
+    MAX_CHARS_CEILING,
+    Cursor,
+    DocumentInput,
+    PageSelector,
+    ReadEngine,
+    SourceFields,
+)
+from pdf_airlock.server.tools.runner import JobRunner
+from pdf_airlock.server.tools.untrusted import (
+    MAX_PAGES_IN_ANSWER,
+    Bounded,
+    TextLayer,
+    UntrustedModel,
+)
+
+__all__ = ["TOOL"]
+
+
+# -- what its job child may return ------------------------------------------------------------
+
+
+class PageText(UntrustedModel):
+    page: int = Field(ge=1)
+    text: str
+    offset: int = Field(ge=0, description="Character offset in the page where this text starts.")
+    complete: bool = Field(description="False when the page continues in the next answer (see cursor).")
+    text_layer: TextLayer = Field(
+        description="ok; none (no text: a scan? see warnings); unusable (glyph codes without Unicode)."
+    )
+
+
+class ReadPosition(UntrustedModel):
+    index: int = Field(ge=0)
+    offset: int = Field(ge=0)
+
+
+class PdfReadUntrusted(UntrustedModel):
+    engine: Literal["fast", "layout"]
+    page_count: int = Field(ge=0)
+    selected_pages: int = Field(ge=0)
+    pages: list[PageText] = Field(max_length=MAX_PAGES_IN_ANSWER)
+    next: ReadPosition | None
+    warnings: list[Bounded] = Field(max_length=100)
+
+
+# -- arguments and result ----------------------------------------------------------------------
+
+
+class PdfReadInput(DocumentInput):
+    pages: PageSelector | None = None
+    engine: ReadEngine = "fast"
+    max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
+    cursor: Cursor | None = None
+
+
+class PdfReadOutput(SourceFields):
+    engine: ReadEngine
+    page_count: int
+    selected_pages: int
+    pages: list[PageText]
+    cursor: str | None
+    warnings: list[str]
+
+
+# -- the call --------------------------------------------------------------------------------
+
+
+async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) -> tuple[BaseModel, str]:
+    key = selection_key(pages=args.pages, engine=args.engine)
+    position = {"index": 0, "offset": 0}
+    if args.cursor:
+        position = decode_cursor(args.cursor, document.sha256, "pdf_read", key)
+    job_args = {
+        "pages": args.pages,
+        "password": password(args),
+        "engine": args.engine,
+        "max_chars": args.max_chars,
+        "start_index": position.get("index", 0),
+        "start_offset": position.get("offset", 0),
+    }
+    # Imported here: the two-ended read builds on this module's models.
+    from pdf_airlock.server.tools.read_two_ended import two_ended_read
+
+    split = await two_ended_read(runner, job_args, document)
+    if split is None:
+        result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
+    else:
+        result, warnings = split
+    output = published(
+        PdfReadOutput, result, warnings, document, position=Position("next", "pdf_read", key, position)
+    )
+    return output, _read_text(output)
+
+
+def _read_text(read: PdfReadOutput) -> str:
+    parts = []
+    for page in read.pages:
+        suffix = "" if page.complete else " (continues)"
+        prefix = f" (from character {page.offset})" if page.offset else ""
+        parts.append(f"--- page {page.page}{prefix}{suffix} ---\n{page.text}")
+    if read.cursor:
+        parts.append(f"--- more text: call again with the same arguments and cursor={read.cursor} ---")
+    parts += [f"warning: {warning}" for warning in read.warnings]
+    return "\n".join(parts)
+
+
+def _join_cut_page(whole: dict[str, Any], pages: list[Any], more: list[Any]) -> list[Any]:
+    """A page cut at one part's end continues at the next part's start: one page again."""
+    if pages and more:
+        last, first = pages[-1], more[0]
+        cut = not last["complete"] and first["page"] == last["page"]
+        if cut and first["offset"] == last["offset"] + len(last["text"]):
+            pages[-1] = last | {"text": last["text"] + first["text"], "complete": first["complete"]}
+            return more[1:]
+    return more
+
+
+TOOL = ToolSpec(
+    name="pdf_read",
+    title="Read PDF text",
+    description=(
+        "Text of the selected pages; engine layout follows reading order (slower). Both engines join "
+        "words hyphenated across line breaks and write ligatures (ﬁ, ﬂ) as letters. Each page has "
+        "text_layer ok/none/unusable; warnings say what to do."
+    ),
+    input_model=PdfReadInput,
+    output_model=PdfReadOutput,
+    run=pdf_read,
+    category="text",
+    rank=1,
+    paged=Paged("pages", join_edge=_join_cut_page),
+)

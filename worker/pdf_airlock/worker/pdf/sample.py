@@ -1,0 +1,60 @@
+"""The trusted sample document the zygote's warm-up parses: one page saying ``SAMPLE_TEXT``.
+
+Built here, never read from disk; each parser's ``warm_up`` runs on it (``pdf_airlock.worker.warmup``).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Final
+
+__all__ = ["SAMPLE_PASSWORD", "SAMPLE_TEXT", "tiny_document", "tiny_pdf"]
+
+SAMPLE_TEXT: Final = "pdf-airlock warm-up"
+SAMPLE_PASSWORD: Final = "warm-up"  # noqa: S105 - protects only the generated warm-up file
+
+
+def tiny_document(attachment: bool = True) -> Any:
+    """A trusted one-page pikepdf document saying ``SAMPLE_TEXT``, with an attachment."""
+    import pikepdf
+
+    pdf = pikepdf.new()
+    font = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+        )
+    )
+    content = f"BT /F1 12 Tf 72 720 Td ({SAMPLE_TEXT}) Tj ET".encode()
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
+        Contents=pdf.make_stream(content),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    if attachment:
+        pdf.attachments["warm-up.txt"] = pikepdf.AttachedFileSpec(
+            pdf,
+            b"warm-up",
+            description="",
+            filename="warm-up.txt",
+            mime_type="text/plain",
+            creation_date="",
+            mod_date="",
+        )
+    return pdf
+
+
+def tiny_pdf(encryption: object = None) -> bytes:
+    import pikepdf
+
+    pdf = tiny_document(attachment=encryption is None)
+    if encryption is None:  # exercise the outline and attachment code paths too
+        with pdf.open_outline() as outline:
+            outline.root.append(pikepdf.OutlineItem(SAMPLE_TEXT, 0))
+        with pdf.open_metadata(set_pikepdf_as_editor=False) as meta:  # XMP: lxml and pikepdf's models
+            meta["dc:title"] = SAMPLE_TEXT
+            meta["xmp:CreateDate"] = "2026-01-01T00:00:00Z"
+    out = io.BytesIO()
+    pdf.save(out, encryption=encryption or False)
+    return out.getvalue()
