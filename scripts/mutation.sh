@@ -21,6 +21,15 @@
 # happens in a scratch copy: the sources and tests are copied there, a [tool.mutmut] block for
 # the chosen set is appended to the copy's pyproject.toml, and the copy is deleted at the end
 # (keep it for `mutmut show NAME` / `mutmut browse` with MUTATION_KEEP=1).
+#
+# mutmut names a mutant after its file's path from the project root (only a leading "src/" is
+# dropped), and a mutant runs only when that name is the module name the tests imported. So the
+# scratch copy joins the two source roots into one tree, pdf_airlock/server + pdf_airlock/worker
+# (the namespace has no __init__.py, so the join is the package the tests import), and mutmut
+# mutates "pdf_airlock": server/pdf_airlock/server/cache.py becomes pdf_airlock/server/cache.py,
+# named pdf_airlock.server.cache. mutmut puts mutants/ first on sys.path and the tests run there
+# (pytest's pythonpath "." is mutants/ too; "server" and "worker" do not exist in it), so both the
+# in-process tests and the interpreters they start with cwd=mutants/ import the mutated copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project=$PWD
@@ -58,7 +67,18 @@ toml_items() { # a b -> "a", "b", (the items of a TOML array)
   printf '"%s", ' "$@"
 }
 
-tar --exclude=__pycache__ -cf - server worker tests pyproject.toml | tar -xf - -C "$scratch"
+scratch_path() { # server/pdf_airlock/server/cache.py -> pdf_airlock/server/cache.py (its source root dropped)
+  printf '%s\n' "${1#*/}"
+}
+
+for root in server worker; do
+  tar --exclude=__pycache__ -C "$root" -cf - pdf_airlock | tar -xf - -C "$scratch"
+done
+tar --exclude=__pycache__ -cf - tests pyproject.toml | tar -xf - -C "$scratch"
+mutated=()
+for module in "${modules[@]}"; do
+  mutated+=("$(scratch_path "$module")")
+done
 if grep -q '^\[tool\.mutmut\]' "$scratch/pyproject.toml"; then
   echo "pyproject.toml has its own [tool.mutmut]: remove it, this script writes one per set" >&2
   exit 2
@@ -66,9 +86,8 @@ fi
 cat >>"$scratch/pyproject.toml" <<EOF
 
 [tool.mutmut]
-source_paths = ["server"]
-only_mutate = [$(toml_items "${modules[@]}")]
-also_copy = ["worker"]
+source_paths = ["pdf_airlock"]
+only_mutate = [$(toml_items "${mutated[@]}")]
 pytest_add_cli_args_test_selection = [$(toml_items "${tests[@]}")"-k", "not over_stdio"]
 pytest_add_cli_args = ["-p", "no:cacheprovider"]
 EOF

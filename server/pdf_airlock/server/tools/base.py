@@ -10,23 +10,25 @@ the parts (``Paged``). ``pdf_airlock.server.tools.registry`` finds every such mo
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 import mcp_types as types
 from pydantic import BaseModel
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.policy.paths import Document
+from pdf_airlock.server.pool.child_output import LineFn, ProgressFn
 from pdf_airlock.server.tools.cursors import decode_cursor, encode_cursor
 from pdf_airlock.server.tools.models import READ_ENGINES, DocumentInput, output_schema
-from pdf_airlock.server.tools.runner import JobRunner
+from pdf_airlock.server.tools.page_counts import SelectionMemo
 from pdf_airlock.server.tools.schema import drop_titles
 
 __all__ = [
     "CATEGORIES",
     "Content",
+    "JobRunner",
     "Paged",
     "Position",
     "ToolFn",
@@ -42,6 +44,49 @@ __all__ = [
     "text_with_warnings",
 ]
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class JobRunner(Protocol):
+    """What a tool needs from the server: run a job kind on an open document (implemented by
+    ``pdf_airlock.server.calls.App``; a Protocol, so tool code is typed without importing it)."""
+
+    workers: int
+    max_result_bytes: int
+    selections: (
+        SelectionMemo  # what earlier reads' selections came to (``pdf_airlock.server.tools.page_counts``)
+    )
+
+    def progress(self) -> ProgressFn | None:
+        """The current call's progress callback, if the client asked for progress."""
+
+    def start_detached(self, fn: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """Run ``fn`` beside the current call, free to outlive its answer (a two-ended read's
+        cancelled children unwind after the answer has gone out). ``fn`` must not raise."""
+
+    def free_workers(self) -> int:
+        """Worker slots a job started now would get at once, without queueing."""
+
+    def idle_spares(self) -> int:
+        """Pre-forked job children ready now (a job takes one; none left makes the zygote fork
+        and warm up replacements at once, beside the running jobs)."""
+
+    async def run_job(
+        self,
+        kind: str,
+        args: dict[str, Any],
+        document: Document,
+        model: type[ModelT],
+        *,
+        report: bool = True,
+        on_line: LineFn | None = None,
+    ) -> tuple[ModelT, list[str]]:
+        """Run ``kind`` in a sandboxed job child; returns the validated result and warnings.
+        ``on_line`` receives the child's ``selection``/``page`` lines (untrusted bytes) as they
+        arrive, before the envelope."""
+
+
+# The interface a tool needs from the server (``pdf_airlock.server.calls.App`` implements it).
 Content = list[types.TextContent | types.ImageContent]
 # A tool returns its structured result and either its text fallback or all its content blocks.
 ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | Content]]]

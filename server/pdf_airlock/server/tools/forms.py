@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.tools.base import (
+    JobRunner,
     Paged,
     ToolSpec,
     job_output,
@@ -23,7 +24,6 @@ from pdf_airlock.server.tools.models import (
     DocumentInput,
     SourceFields,
 )
-from pdf_airlock.server.tools.runner import JobRunner
 from pdf_airlock.server.tools.untrusted import (
     Bounded,
     Rect,

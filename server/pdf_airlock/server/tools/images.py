@@ -13,6 +13,7 @@ from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.policy.png import checked_png
 from pdf_airlock.server.tools.base import (
     Content,
+    JobRunner,
     Paged,
     Position,
     ToolSpec,
@@ -32,7 +33,6 @@ from pdf_airlock.server.tools.models import (
     SourceFields,
     StrictInput,
 )
-from pdf_airlock.server.tools.runner import JobRunner
 from pdf_airlock.server.tools.untrusted import (
     MAX_PNG_BASE64,
     Bounded,

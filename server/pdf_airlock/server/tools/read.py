@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.tools.base import (
+    JobRunner,
     Paged,
     Position,
     ToolSpec,
@@ -27,7 +28,6 @@ from pdf_airlock.server.tools.models import (
     ReadEngine,
     SourceFields,
 )
-from pdf_airlock.server.tools.runner import JobRunner
 from pdf_airlock.server.tools.untrusted import (
     MAX_PAGES_IN_ANSWER,
     Bounded,

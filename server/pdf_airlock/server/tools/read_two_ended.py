@@ -59,8 +59,8 @@ from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.pool.child_output import ProgressFn
+from pdf_airlock.server.tools.base import JobRunner
 from pdf_airlock.server.tools.read import PdfReadUntrusted
-from pdf_airlock.server.tools.runner import JobRunner
 from pdf_airlock.server.tools.untrusted import MAX_COUNT, MAX_OFFSET, Bounded, TextLayer, UntrustedModel
 
 __all__ = ["MIN_TWO_ENDED_BYTES", "two_ended_read"]

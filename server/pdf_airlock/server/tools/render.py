@@ -13,6 +13,7 @@ from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.policy.png import checked_png
 from pdf_airlock.server.tools.base import (
     Content,
+    JobRunner,
     ToolSpec,
     learn_page_count,
     password,
@@ -27,7 +28,6 @@ from pdf_airlock.server.tools.models import (
     PngImage,
     SourceFields,
 )
-from pdf_airlock.server.tools.runner import JobRunner
 from pdf_airlock.server.tools.untrusted import (
     MAX_PNG_BASE64,
     Bounded,
