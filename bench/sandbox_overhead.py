@@ -8,7 +8,7 @@ layer (measured in the child), and the round trip of a probe job as the pool's c
 Because the configurations alternate, no pre-forked spare ever matches the next job: every job
 here pays the fork and the set-up on its critical path (the worst case; a spare pays them
 before its job exists).
-Writes the table into docs/security.md between the SANDBOX-COST markers.
+Writes the table into docs/performance.md between the SANDBOX-COST markers.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def main() -> None:
     jobs = parser.parse_args().jobs
     text = markdown(anyio.run(measure, jobs), jobs)
     sys.stdout.write(text + "\n")
-    doc = ROOT / "docs" / "security.md"
+    doc = ROOT / "docs" / "performance.md"
     block = f"<!-- SANDBOX-COST -->\n{text}\n<!-- /SANDBOX-COST -->"
     doc.write_text(
         re.sub(r"<!-- SANDBOX-COST -->.*<!-- /SANDBOX-COST -->", lambda _: block, doc.read_text(), flags=re.S)
