@@ -20,6 +20,8 @@ os.environ["PDF_AIRLOCK_STRICT_LOADS"] = "1"
 
 import pdfs
 
+from pdf_airlock.server.tools.registry import TOOLS
+
 PROJECT = Path(__file__).resolve().parent.parent
 
 HELLO_PAGES = [
@@ -28,18 +30,9 @@ HELLO_PAGES = [
     "Third page: the end.",
 ]
 TEST_PASSWORD = "s3cret-pass"
-ALL_TOOLS = {
-    "pdf_info",
-    "pdf_read",
-    "pdf_outline",
-    "pdf_attachments",
-    "pdf_annotations",
-    "pdf_forms",
-    "pdf_search",
-    "pdf_render",
-    "pdf_images",
-    "pdf_security",
-}
+# Derived from the tool modules (``pdf_airlock.server.tools.registry``); tests/test_layout.py
+# checks the registry against the worker's parsers.
+ALL_TOOLS = set(TOOLS)
 BOMB_MIB = 1024
 TEST_TIMEOUT_S = 3
 TEST_MEMORY_MB = 256

@@ -340,6 +340,8 @@ REAL_CALLS: list[tuple[str, dict[str, Any], bool]] = [
     ("pdf_render", {"path": "hello.pdf", "page": 2, "dpi": 36}, True),
     ("pdf_images", {"path": "images.pdf", "extract": {"page": 2, "name": "Fm0/Inner"}}, True),
     ("pdf_images", {"path": "images.pdf", "max_items": 1}, True),
+    ("pdf_markdown", {"path": "report-structured.pdf", "max_chars": 300}, True),
+    ("pdf_markdown", {"path": "hello.pdf"}, True),
     ("pdf_read", {"path": "/etc/passwd"}, False),
     ("pdf_info", {"path": "missing.pdf"}, False),
     ("pdf_search", {"path": "hello.pdf"}, False),
@@ -350,6 +352,7 @@ REAL_CALLS: list[tuple[str, dict[str, Any], bool]] = [
 
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import markdown_docs
     import pdfs
     import realworld
 
@@ -366,6 +369,7 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pdfs.write(folder / "damaged.pdf", pdfs.damaged_xref_pdf())
     pdfs.write(folder / "hidden.pdf", pdfs.hidden_text_pdf())
     pdfs.write(folder / "active.pdf", active_content())
+    markdown_docs.build(folder)
     return folder
 
 

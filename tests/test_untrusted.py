@@ -37,12 +37,13 @@ def _subclasses(model: type[BaseModel]) -> list[type[BaseModel]]:
 MODELS = _subclasses(UntrustedModel)[1:]
 assert TOOLS and StreamLine in MODELS
 
-# Fields with no cap of their own: a page's text and an extracted file have no fixed size, and
-# are bounded by the job's whole result cap (--max-result-mb) instead. A form field's list
-# value is the one list without a cap.
+# Fields with no cap of their own: a page's text and an extracted file have no fixed size, and are bounded by
+# the job's whole result cap (--max-result-mb) instead (a page's Markdown too). A form field's list value is
+# the one list without a cap.
 UNCAPPED = {
     ("ExtractedFile", "data_base64", "string"),
     ("PageText", "text", "string"),
+    ("MarkdownPage", "text", "string"),
     ("StreamedPage", "text", "string"),
 }
 

@@ -29,6 +29,7 @@ CALLS = {
     "info": ("pdf_info", {}),
     "fast": ("pdf_read", {}),
     "layout": ("pdf_read", {"engine": "layout"}),
+    "markdown": ("pdf_markdown", {}),
     "outline": ("pdf_outline", {}),
     "attachments": ("pdf_attachments", {}),
     "annotations": ("pdf_annotations", {}),

@@ -8,7 +8,8 @@ server, ``--jobs`` at a time. Writes one JSON line per document (appended, flush
 "data_base64"}]``.
 
 A line holds the whole result: a paged tool's cursors are followed and its parts joined
-(``pdf_airlock.server.batch.whole``); ``pdf_read`` asks for ``max_chars`` = 2,000,000 a part unless given one.
+(``pdf_airlock.server.batch.whole``); ``pdf_read`` and ``pdf_markdown`` ask for ``max_chars`` = 2,000,000 a
+part unless given one.
 A document whose joined result passes ``max_document_bytes`` stops there, with ``"complete": false`` and the
 ``cursor`` to go on from (``pdf-airlock call`` takes it); it counts as ``incomplete``. Every successful line
 says ``"complete"``.
@@ -100,7 +101,7 @@ async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
     if digest in job.skip:
         return None
     arguments = job.arguments | {"path": resolved}
-    if job.tool == "pdf_read":
+    if job.tool in {"pdf_read", "pdf_markdown"}:
         arguments.setdefault("max_chars", MAX_CHARS_CEILING)
     result = await job.app.call_tool(job.tool, arguments)
     line: dict[str, Any] = {"path": str(path), "sha256": digest, "tool": job.tool, "ok": not result.is_error}

@@ -37,7 +37,7 @@ def join_part(tool: str, whole: dict[str, Any], part: dict[str, Any]) -> None:
     items: list[Any] = whole[how.items]
     more: list[Any] = list(part[how.items])
     if how.join_edge is not None:
-        more = how.join_edge(whole, items, more)
+        more = how.join_edge(whole, part, items, more)
     items.extend(more)
     for name in how.summed:
         whole[name] += part[name]

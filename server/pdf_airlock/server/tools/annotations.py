@@ -107,6 +107,6 @@ TOOL = ToolSpec(
     output_model=PdfAnnotationsOutput,
     run=pdf_annotations,
     category="structure",
-    rank=4,
+    rank=5,
     paged=Paged("annotations"),
 )

@@ -120,6 +120,6 @@ TOOL = ToolSpec(
     output_model=PdfAttachmentsOutput,
     run=pdf_attachments,
     category="security",
-    rank=3,
+    rank=4,
     paged=Paged("attachments"),
 )

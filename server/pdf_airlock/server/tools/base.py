@@ -90,9 +90,9 @@ class JobRunner(Protocol):
 Content = list[types.TextContent | types.ImageContent]
 # A tool returns its structured result and either its text fallback or all its content blocks.
 ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | Content]]]
-# Joins the edge of two parts: (whole result so far, its items, the next part's items) -> the
-# next part's items still to append.
-EdgeJoin = Callable[[dict[str, Any], list[Any], list[Any]], list[Any]]
+# Joins the edge of two parts: (whole result so far, the next part, the whole's items, the next
+# part's items) -> the next part's items still to append.
+EdgeJoin = Callable[[dict[str, Any], dict[str, Any], list[Any], list[Any]], list[Any]]
 
 CATEGORIES: Final = ("text", "structure", "security", "render")
 

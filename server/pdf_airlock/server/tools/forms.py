@@ -115,6 +115,6 @@ TOOL = ToolSpec(
     output_model=PdfFormsOutput,
     run=pdf_forms,
     category="structure",
-    rank=5,
+    rank=6,
     paged=Paged("fields"),
 )

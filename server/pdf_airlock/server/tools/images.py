@@ -172,6 +172,6 @@ TOOL = ToolSpec(
     output_model=PdfImagesOutput,
     run=pdf_images,
     category="render",
-    rank=9,
+    rank=10,
     paged=Paged("images"),
 )

@@ -100,6 +100,6 @@ TOOL = ToolSpec(
     output_model=PdfOutlineOutput,
     run=pdf_outline,
     category="structure",
-    rank=2,
+    rank=3,
     paged=Paged("items", flags=("truncated",)),
 )

@@ -126,7 +126,9 @@ def _read_text(read: PdfReadOutput) -> str:
     return "\n".join(parts)
 
 
-def _join_cut_page(whole: dict[str, Any], pages: list[Any], more: list[Any]) -> list[Any]:
+def _join_cut_page(
+    whole: dict[str, Any], part: dict[str, Any], pages: list[Any], more: list[Any]
+) -> list[Any]:
     """A page cut at one part's end continues at the next part's start: one page again."""
     if pages and more:
         last, first = pages[-1], more[0]

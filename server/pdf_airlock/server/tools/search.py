@@ -120,7 +120,9 @@ async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document
     return output, text_with_warnings(lines, output.warnings)
 
 
-def _count_shared_page_once(whole: dict[str, Any], hits: list[Any], more: list[Any]) -> list[Any]:
+def _count_shared_page_once(
+    whole: dict[str, Any], part: dict[str, Any], hits: list[Any], more: list[Any]
+) -> list[Any]:
     """The part before stopped inside the page of this part's first hit, so both parts searched
     it: count it once."""
     if hits and more and hits[-1]["page"] == more[0]["page"]:
@@ -140,6 +142,6 @@ TOOL = ToolSpec(
     output_model=PdfSearchOutput,
     run=pdf_search,
     category="text",
-    rank=7,
+    rank=8,
     paged=Paged("hits", summed=("pages_searched",), join_edge=_count_shared_page_once),
 )

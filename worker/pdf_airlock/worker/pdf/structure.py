@@ -1,0 +1,421 @@
+"""A page's lines as blocks in reading order: headings, paragraphs, list items, tables, images.
+
+Input: the lines of untrusted pages (``pdf_airlock.worker.pdf.layoutlines``); nothing is assumed
+about them. The work is about linear in the lines of a page (sorting aside).
+
+1. The census, over a sample of the selected pages (``Census.of``): the body font size (the size
+   most characters have), the heading styles (sizes clearly above it, or bold lines at about it),
+   ranked by size into levels 1-4, and the running headers and footers: lines near the top or
+   bottom edge whose text, digits aside, repeats on at least half the sampled pages.
+2. Per page: running headers, footers and lone page numbers near the edges are dropped. Columns:
+   a vertical gutter that no line crosses, with lines on both sides, splits the page; lines that
+   cross it (a title, an abstract, a wide figure) cut the page into bands, each read left column
+   first. Lines on one baseline in a column form a row; rows of several cells whose cell starts
+   line up over consecutive rows are a table.
+3. Rows are then headings (a heading style, short, not a sentence), list items (a bullet or a
+   number, nesting by indentation; lines indented under an item continue it), or paragraph
+   lines, joined across line breaks (a hyphen between two letters at a line's end is dropped)
+   until a gap, an indent or a short closing line ends the paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from pdf_airlock.worker.pdf.layoutlines import PageImage, PageLines, TextLine
+
+__all__ = ["Block", "Census", "page_blocks"]
+
+MAX_LEVEL: Final = 4
+_EDGE_SHARE: Final = 0.09  # the top and bottom bands where running headers and footers live
+_RUNNING_SHARE: Final = 0.5
+_HEADING_SIZE_RATIO: Final = 1.12
+_BOLD_HEADING_MIN_RATIO: Final = 0.95
+_MAX_HEADING_CHARS: Final = 160
+_ROW_OVERLAP: Final = 0.5
+_CELL_GAP_EMS: Final = 1.5
+_ALIGN_TOLERANCE: Final = 6.0
+_INDENT_EMS: Final = 1.0
+_PARAGRAPH_GAP: Final = 0.9  # a vertical gap over this many line heights ends a paragraph
+_SHORT_LINE: Final = 0.8  # a line ending before this share of the column width may end one
+_GUTTER_MIN_SIDE: Final = 3
+_COLUMN_END_SHARE: Final = 0.12  # a left column's lines end this close to the gutter (median)
+_NEST_STEP: Final = 4.0
+_PAGE_NUMBER: Final = re.compile(
+    r"^(page|p\.|seite|pagina)?\s*[-\u2013\u2014(]?\s*(\d{1,5}|[ivxlcdm]{1,7})\s*[-\u2013\u2014)]?"
+    r"(\s*(of|/|de|von)\s*\d{1,5})?$",
+    re.IGNORECASE,
+)
+_DIGITS: Final = re.compile(r"\d+")
+_BULLET: Final = re.compile(
+    r"^([\u2022\u25e6\u25aa\u25ab\u2023\u2043\u25cf\u25cb\u25a0\u25a1\u25c6\u25c7\u25ba\u25b8\u2013\u2014*\u00b7-])\s+(.*)$"
+)
+_NUMBERED: Final = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivx]{1,5})[.)])\s+(.*)$")
+_SECTION_NUMBER: Final = re.compile(r"^\d+(\.\d+)*\.?\s+\S")
+_SENTENCE_END: Final = re.compile(r"[.!?:;]\W*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One block of a page in reading order. ``kind``: heading (``level``), paragraph, item
+    (``depth``, ``marker``), table (``rows`` of cells) or image (``text`` is its name)."""
+
+    kind: str
+    text: str = ""
+    level: int = 0
+    depth: int = 0
+    marker: str = ""
+    rows: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(slots=True)
+class Census:
+    """What the sampled pages say about the document: body size, heading levels, running lines."""
+
+    body_size: float = 0.0
+    levels: dict[tuple[float, bool], int] = field(default_factory=dict)
+    running: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, pages: list[PageLines]) -> Census:
+        sizes: Counter[float] = Counter()
+        for page in pages:
+            for line in page.lines:
+                sizes[line.size] += len(line.text)
+        census = cls(body_size=sizes.most_common(1)[0][0] if sizes else 0.0)
+        census.running = _running_keys(pages)
+        styles: Counter[tuple[float, bool]] = Counter()
+        for page in pages:
+            for line in page.lines:
+                if census.heading_style(line) and _edge_key(page, line) not in census.running:
+                    styles[(line.size, line.bold)] += 1
+        ranked = sorted(styles, key=lambda style: (-style[0], not style[1]))
+        census.levels = {style: min(rank + 1, MAX_LEVEL) for rank, style in enumerate(ranked)}
+        return census
+
+    def heading_style(self, line: TextLine) -> bool:
+        """Whether the line looks like a heading: larger than the body, or bold at about its size."""
+        if not self.body_size or len(line.text) > _MAX_HEADING_CHARS:
+            return False
+        if line.size >= self.body_size * _HEADING_SIZE_RATIO:
+            return True
+        return line.bold and line.size >= self.body_size * _BOLD_HEADING_MIN_RATIO
+
+    def level(self, line: TextLine) -> int:
+        return self.levels.get((line.size, line.bold), MAX_LEVEL)
+
+
+def _edge_key(page: PageLines, line: TextLine) -> str | None:
+    """The line's text with digits masked, if it lies near the page's top or bottom edge."""
+    band = page.height * _EDGE_SHARE
+    if line.bottom <= band or line.top >= page.height - band:
+        return _DIGITS.sub("#", line.text.casefold())
+    return None
+
+
+def _running_keys(pages: list[PageLines]) -> frozenset[str]:
+    if len(pages) < 2:
+        return frozenset()
+    seen: Counter[str] = Counter()
+    for page in pages:
+        seen.update({key for line in page.lines if (key := _edge_key(page, line)) is not None})
+    needed = max(2, int(len(pages) * _RUNNING_SHARE + 0.5))
+    return frozenset(key for key, count in seen.items() if count >= needed)
+
+
+def _kept(page: PageLines, census: Census) -> list[TextLine]:
+    """The page's lines without running headers, footers and lone page numbers at the edges."""
+    kept = []
+    for line in page.lines:
+        key = _edge_key(page, line)
+        if key is not None and (key in census.running or _PAGE_NUMBER.match(line.text.strip())):
+            continue
+        kept.append(line)
+    return kept
+
+
+@dataclass(slots=True)
+class _Row:
+    cells: list[TextLine]
+
+    @property
+    def top(self) -> float:
+        return min(cell.top for cell in self.cells)
+
+    @property
+    def bottom(self) -> float:
+        return max(cell.bottom for cell in self.cells)
+
+    @property
+    def x0(self) -> float:
+        return self.cells[0].x0
+
+    @property
+    def x1(self) -> float:
+        return max(cell.x1 for cell in self.cells)
+
+    @property
+    def text(self) -> str:
+        return " ".join(cell.text for cell in self.cells)
+
+    @property
+    def first(self) -> TextLine:
+        return self.cells[0]
+
+
+def _gutter(lines: list[TextLine], width: float) -> float | None:
+    """An x between 30% and 70% of the page that no line crosses, with lines on both sides."""
+    candidates = sorted({line.x1 for line in lines} | {line.x0 for line in lines})
+    best: float | None = None
+    best_score: tuple[int, int] | None = None
+    for x in candidates:
+        if not 0.3 * width <= x <= 0.7 * width:
+            continue
+        gx = x + 0.5
+        left = sum(1 for line in lines if line.x1 <= gx)
+        right = sum(1 for line in lines if line.x0 >= gx)
+        across = len(lines) - left - right
+        if min(left, right) < _GUTTER_MIN_SIDE or across > max(3, len(lines) // 4):
+            continue
+        if not _fills_column(lines, gx, width):
+            continue
+        score = (min(left, right), -across)
+        if best_score is None or score > best_score:
+            best, best_score = gx, score
+    return best
+
+
+def _fills_column(lines: list[TextLine], gutter: float, width: float) -> bool:
+    """Whether the lines left of ``gutter`` run up to it, as a column's lines do (a table's cells
+    and short lines stop well before the next column starts)."""
+    gaps = sorted(gutter - line.x1 for line in lines if line.x1 <= gutter)
+    return bool(gaps) and gaps[len(gaps) // 2] <= _COLUMN_END_SHARE * width
+
+
+def _reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
+    """Lines grouped into column runs in reading order (each run read top to bottom)."""
+    ordered = sorted(lines, key=lambda line: (line.top, line.x0))
+    gutter = _gutter(ordered, width)
+    if gutter is None:
+        return [ordered]
+    runs: list[list[TextLine]] = []
+    left: list[TextLine] = []
+    right: list[TextLine] = []
+    for line in ordered:
+        if line.x1 <= gutter:
+            left.append(line)
+        elif line.x0 >= gutter:
+            right.append(line)
+        else:  # a line across the gutter closes the band above it
+            runs += [run for run in (left, right) if run]
+            left, right = [], []
+            runs.append([line])
+    runs += [run for run in (left, right) if run]
+    return runs
+
+
+def _rows(run: list[TextLine]) -> list[_Row]:
+    rows: list[_Row] = []
+    for line in sorted(run, key=lambda line: (line.top, line.x0)):
+        if rows:
+            row = rows[-1]
+            overlap = min(row.bottom, line.bottom) - max(row.top, line.top)
+            if overlap >= _ROW_OVERLAP * min(line.height, row.bottom - row.top):
+                row.cells.append(line)
+                row.cells.sort(key=lambda cell: cell.x0)
+                continue
+        rows.append(_Row([line]))
+    return rows
+
+
+def _is_table_row(row: _Row) -> bool:
+    if len(row.cells) < 2:
+        return False
+    em = max(row.first.size, 1.0)
+    return all(b.x0 - a.x1 >= _CELL_GAP_EMS * em for a, b in zip(row.cells, row.cells[1:], strict=False))
+
+
+def _aligned(a: _Row, b: _Row) -> bool:
+    starts = [cell.x0 for cell in a.cells]
+    common = sum(1 for cell in b.cells if any(abs(cell.x0 - x) <= _ALIGN_TOLERANCE for x in starts))
+    return common >= 2
+
+
+def _table(rows: list[_Row]) -> Block:
+    starts: list[float] = []
+    for row in rows:
+        for cell in row.cells:
+            if not any(abs(cell.x0 - x) <= _ALIGN_TOLERANCE for x in starts):
+                starts.append(cell.x0)
+    starts.sort()
+    table = []
+    for row in rows:
+        cells = [""] * len(starts)
+        for cell in row.cells:
+            column = min(range(len(starts)), key=lambda i: abs(starts[i] - cell.x0))
+            cells[column] = f"{cells[column]} {cell.text}".strip()
+        table.append(tuple(cells))
+    return Block("table", rows=tuple(table))
+
+
+def _join(text: str, more: str) -> str:
+    """Two lines of one paragraph: a hyphen between letters at the break is dropped."""
+    if len(text) > 1 and text.endswith("-") and text[-2].isalpha() and more[:1].islower():
+        return text[:-1] + more
+    return f"{text} {more}"
+
+
+@dataclass(slots=True)
+class _Builder:
+    """Turns the rows of one column run into blocks."""
+
+    census: Census
+    blocks: list[Block] = field(default_factory=list)
+    text: str = ""
+    kind: str = ""
+    last: _Row | None = None
+    item_x: list[float] = field(default_factory=list)
+    style: tuple[float, bool] | None = None
+    level: int = 0
+    marker: str = ""
+
+    def flush(self) -> None:
+        if self.text:
+            if self.kind == "heading":
+                self.blocks.append(Block("heading", self.text, level=self.level))
+            elif self.kind == "item":
+                self.blocks.append(Block("item", self.text, depth=len(self.item_x) - 1, marker=self.marker))
+            else:
+                self.blocks.append(Block("paragraph", self.text))
+        self.text, self.kind, self.style = "", "", None
+
+    def add(self, row: _Row, column_x0: float, column_x1: float) -> None:
+        line = row.first
+        text = row.text
+        gap = row.top - self.last.bottom if self.last is not None else 0.0
+        spaced = self.last is not None and gap > _PARAGRAPH_GAP * line.height
+        bullet = _BULLET.match(text)
+        if not bullet and (
+            (self.census.heading_style(line) and not _SENTENCE_END.search(text))
+            or _heading_by_number(self.census, line, text)
+        ):
+            style = (line.size, line.bold)
+            if self.kind == "heading" and self.style == style and not spaced:
+                self.text = f"{self.text} {text}"
+            else:
+                self.flush()
+                self.kind, self.text, self.style = "heading", text, style
+                self.level = self.census.level(line)
+                self.item_x = []
+        elif (item := _list_marker(text)) is not None:
+            self.flush()
+            marker, body = item
+            self._nest(line.x0)
+            self.kind, self.text, self.marker = "item", body, marker
+        elif self.kind == "item" and not spaced and line.x0 > self.item_x[-1] + 1.0:
+            self.text = _join(self.text, text)
+        elif self.kind != "paragraph" or spaced or self._new_paragraph(line, column_x0, column_x1):
+            self.flush()
+            self.item_x = [] if spaced or line.x0 <= column_x0 + 1.0 else self.item_x
+            self.kind, self.text = "paragraph", text
+        else:
+            self.text = _join(self.text, text)
+        self.last = row
+
+    def _nest(self, x0: float) -> None:
+        while self.item_x and x0 < self.item_x[-1] - _NEST_STEP:
+            self.item_x.pop()
+        if not self.item_x or x0 > self.item_x[-1] + _NEST_STEP:
+            self.item_x.append(x0)
+
+    def _new_paragraph(self, line: TextLine, column_x0: float, column_x1: float) -> bool:
+        previous = self.last.cells[-1] if self.last is not None else None
+        if previous is None:
+            return True
+        indented = line.x0 > column_x0 + _INDENT_EMS * line.size
+        short = previous.x1 < column_x0 + _SHORT_LINE * (column_x1 - column_x0)
+        return indented or (short and bool(_SENTENCE_END.search(previous.text)))
+
+
+def _heading_by_number(census: Census, line: TextLine, text: str) -> bool:
+    """A numbered section title ("2.1 Methods") in bold: a heading even at body size."""
+    return (
+        line.bold
+        and bool(_SECTION_NUMBER.match(text))
+        and len(text) <= _MAX_HEADING_CHARS
+        and (not _SENTENCE_END.search(text))
+        and census.body_size > 0
+    )
+
+
+def _list_marker(text: str) -> tuple[str, str] | None:
+    bullet = _BULLET.match(text)
+    if bullet:
+        return "-", bullet.group(2)
+    numbered = _NUMBERED.match(text)
+    if numbered:
+        return numbered.group(1), numbered.group(3)
+    return None
+
+
+def page_blocks(page: PageLines, census: Census) -> list[Block]:
+    """The blocks of one page in reading order (images where they sit)."""
+    lines = _kept(page, census)
+    blocks: list[Block] = []
+    images = sorted(page.images, key=lambda image: (image.top, image.x0))
+    for run in _reading_order(lines, page.width):
+        rows = _rows(run)
+        column_x0 = min(line.x0 for line in run)
+        column_x1 = max(line.x1 for line in run)
+        builder = _Builder(census)
+        index = 0
+        while index < len(rows):
+            images = _place_images(images, rows[index].top, builder)
+            end = index
+            while (
+                end + 1 < len(rows)
+                and _is_table_row(rows[end])
+                and _is_table_row(rows[end + 1])
+                and (_aligned(rows[end], rows[end + 1]))
+            ):
+                end += 1
+            if end > index:
+                builder.flush()
+                builder.blocks.append(_table(rows[index : end + 1]))
+                builder.last = rows[end]
+                index = end + 1
+                continue
+            builder.add(rows[index], column_x0, column_x1)
+            index += 1
+        builder.flush()
+        blocks += builder.blocks
+    blocks += [Block("image", image.name) for image in images]
+    return blocks
+
+
+def _place_images(images: list[PageImage], top: float, builder: _Builder) -> list[PageImage]:
+    """Images above ``top`` go before the row at ``top``; returns the ones still to place."""
+    waiting = []
+    for image in images:
+        if image.bottom <= top + 1.0:
+            builder.flush()
+            builder.blocks.append(Block("image", image.name))
+        else:
+            waiting.append(image)
+    return waiting
+
+
+def sample_positions(count: int, limit: int) -> list[int]:
+    """Up to ``limit`` positions spread evenly over ``range(count)``, first and last included."""
+    if count <= limit:
+        return list(range(count))
+    step = (count - 1) / (limit - 1)
+    return sorted({round(i * step) for i in range(limit)})
+
+
+def flatten(groups: Iterable[list[Block]]) -> list[Block]:
+    return [block for group in groups for block in group]
