@@ -271,7 +271,72 @@ def invoice() -> bytes:
         return _save(doc)
 
 
+HANDBOOK_HEADER = "pdf-airlock handbook"
+
+
+def _handbook_page(pdf: FPDF, number: int) -> None:
+    pdf.add_page()
+    pdf.set_font("helvetica", size=8)
+    pdf.set_xy(56, 24)
+    pdf.cell(text=HANDBOOK_HEADER)
+    pdf.set_xy(56, 800)
+    pdf.cell(text=f"Page {number} of 2")
+    pdf.set_xy(56, 60)
+
+
+def _handbook_heading(pdf: FPDF, text: str, size: int) -> None:
+    pdf.set_font("helvetica", style="B", size=size)
+    pdf.cell(text=text, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(6)
+    pdf.set_font("times", size=11)
+
+
+def handbook() -> bytes:
+    """Structure for ``pdf_markdown``: a title, numbered sections, lists, a table, two columns, a
+    running header and page numbers (which the Markdown leaves out)."""
+    pdf = _document("pdf-airlock handbook")
+    pdf.set_margins(56, 56)
+    pdf.set_auto_page_break(False)
+    _handbook_page(pdf, 1)
+    _handbook_heading(pdf, "Handbook", 20)
+    _handbook_heading(pdf, "1 Getting started", 15)
+    _lines(
+        pdf,
+        [
+            "Run the server with make serve and point your MCP client at it. Every",
+            "document is parsed in a sandbox.",
+        ],
+    )
+    pdf.ln(8)
+    _handbook_heading(pdf, "1.1 What you need", 12)
+    for item in [
+        "- Linux with Python 3.11",
+        "- An MCP client",
+        "1. Install with make serve",
+        "2. Call pdf_info first",
+    ]:
+        pdf.cell(text=item, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(8)
+    _handbook_heading(pdf, "2 Limits", 15)
+    for row in [("Limit", "Default"), ("timeout", "30 s"), ("memory", "512 MB")]:
+        pdf.set_x(56)
+        pdf.cell(w=160, text=row[0])
+        pdf.cell(text=row[1], new_x="LMARGIN", new_y="NEXT")
+    _handbook_page(pdf, 2)
+    _handbook_heading(pdf, "3 Two columns", 15)
+    top = pdf.get_y()
+    for x, words in ((56, "left"), (310, "right")):
+        pdf.set_xy(x, top)
+        for line in range(3):
+            pdf.set_x(x)
+            pdf.cell(
+                text=f"The {words} column, line {line + 1}, reads in order.", new_x="LMARGIN", new_y="NEXT"
+            )
+    return bytes(pdf.output())
+
+
 BUILDERS: dict[str, Callable[[], bytes]] = {
+    "handbook.pdf": handbook,
     "welcome.pdf": welcome,
     "two-columns.pdf": two_columns,
     "report.pdf": report,

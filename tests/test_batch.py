@@ -453,3 +453,35 @@ def test_a_folder_of_uploads_cannot_reach_the_host_through_links(docs: Path, tmp
     }
     assert "outside the allowed roots" in lines["host"]["error"]["message"]
     assert run.returncode == 1 and outcomes(run) == {"ok": 2, "path_denied": 3}
+
+
+def test_batch_markdown_writes_each_chunk_as_a_line_for_a_vector_store(tmp_path: Path) -> None:
+    import markdown_docs
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    markdown_docs.build(folder)
+    (folder / "chart.png").unlink()
+    out, chunks = tmp_path / "results.jsonl", tmp_path / "chunks.jsonl"
+    extra = ("--chunks", str(chunks), "--json", '{"chunk_chars": 300}')
+    first = batch(out, folder, tool="pdf_markdown", extra=extra)
+    [line] = [json.loads(text) for text in out.read_text().splitlines()]
+    records = [json.loads(text) for text in chunks.read_text().splitlines()]
+    assert first.returncode == 0, first.stderr
+    result = line["result"]
+    assert (
+        result["cursor"] is None
+        and [(h["level"], h["text"]) for h in result["headings"]] == markdown_docs.HEADINGS
+    )
+    assert [record["id"] for record in records] == [
+        f"{line['sha256']}:{n}" for n in range(len(result["chunks"]))
+    ]
+    assert [record["text"] for record in records] == [chunk["text"] for chunk in result["chunks"]]
+    assert all(record["text"] == result["markdown"][record["start"] : record["end"]] for record in records)
+    assert all(len(record["text"]) <= 300 and record["sha256"] == line["sha256"] for record in records)
+    assert records[-1]["heading_path"] == ["Annual Report 2026", "3 Discussion"]
+    again = batch(out, folder, tool="pdf_markdown", extra=extra)  # resumed: nothing new to write
+    assert again.returncode == 0 and len(chunks.read_text().splitlines()) == len(records)
+    refused = batch(tmp_path / "other.jsonl", folder, extra=("--chunks", str(tmp_path / "c.jsonl")))
+    assert refused.returncode == 2
+    assert any(event["event"] == "batch_invalid_arguments" for event in events(refused))

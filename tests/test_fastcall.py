@@ -147,7 +147,11 @@ def test_tools_list_answers_exactly_as_the_sdk(docs: Path, version: str) -> None
     assert frames[True] == frames[False]
     answers = [json.loads(frame) for frame in frames[True]]
     assert len(answers[0]["result"]["tools"]) == len(ALL_TOOLS)
-    assert {tool["name"] for tool in answers[2]["result"]["tools"]} == {"pdf_read", "pdf_search"}
+    assert {tool["name"] for tool in answers[2]["result"]["tools"]} == {
+        "pdf_read",
+        "pdf_markdown",
+        "pdf_search",
+    }
     assert [answers[n]["error"]["code"] for n in (4, 6)] == [-32602, -32602]
     assert answers[5]["result"] == answers[0]["result"]
     # Before the SDK has loaded a plain list is answered from the snapshot

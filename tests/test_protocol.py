@@ -11,7 +11,7 @@ from typing import Any
 
 import psutil
 import pytest
-from conftest import PROJECT, initialize_request, server_command
+from conftest import ALL_TOOLS, PROJECT, initialize_request, server_command
 
 INIT = initialize_request(request_id=0)
 
@@ -261,6 +261,6 @@ def test_tools_list_category_filter(server: Server) -> None:
     server.send({"jsonrpc": "2.0", "id": 102, "method": "tools/list", "params": {"category": "nonsense"}})
     assert server.receive()["error"]["code"] == -32602
     server.send({"jsonrpc": "2.0", "id": 103, "method": "tools/list"})
-    assert len(server.receive()["result"]["tools"]) == 10
+    assert len(server.receive()["result"]["tools"]) == len(ALL_TOOLS)
     server.send({"jsonrpc": "2.0", "id": 104, "method": "tools/list", "params": {"category": "render"}})
     assert [tool["name"] for tool in server.receive()["result"]["tools"]] == ["pdf_render", "pdf_images"]

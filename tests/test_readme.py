@@ -213,12 +213,15 @@ def test_call_example_runs_as_shown(example: Example) -> None:
 
 def _inputs(argv: list[str], folder: Path) -> list[str]:
     """The batch command with its named inputs made in ``folder`` from the bundled samples, and
-    its ``--out`` moved into ``folder`` whatever the example names."""
+    its ``--out`` (and ``--chunks``) moved into ``folder`` whatever the example names."""
     assert "--out" in argv, "a batch example without --out would write where the test cannot check"
-    out = argv.index("--out") + 1
+    argv = list(argv)
+    for flag in ("--out", "--chunks"):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = str(folder / Path(argv[argv.index(flag) + 1]).name)
     samples = ["welcome.pdf", "report.pdf", "two-columns.pdf"]
     for index, arg in enumerate(argv[3:], start=3):
-        if arg.startswith("-") or argv[index - 1] in ("--out", "--jobs", "--json", "--root"):
+        if arg.startswith("-") or argv[index - 1] in ("--out", "--chunks", "--jobs", "--json", "--root"):
             continue
         assert not Path(arg).is_absolute() and ".." not in Path(arg).parts, (
             f"{arg} is outside the temporary folder"
@@ -230,7 +233,7 @@ def _inputs(argv: list[str], folder: Path) -> list[str]:
                 shutil.copyfile(EXAMPLES / name, target / name)
         else:
             shutil.copyfile(EXAMPLES / samples[2], target)
-    return [*argv[:out], str(folder / Path(argv[out]).name), *argv[out + 1 :]]
+    return argv
 
 
 @pytest.mark.parametrize("example", BATCHES, ids=[example.id for example in BATCHES])
@@ -241,6 +244,11 @@ def test_batch_example_runs_in_a_temporary_folder(example: Example, tmp_path: Pa
     lines = [json.loads(line) for line in Path(argv[argv.index("--out") + 1]).read_text().splitlines()]
     assert len(lines) == len(list(tmp_path.rglob("*.pdf"))) == 3
     assert all(line["ok"] and line["complete"] and line["tool"] == argv[2] for line in lines)
+    if "--chunks" in argv:
+        chunks = [
+            json.loads(line) for line in Path(argv[argv.index("--chunks") + 1]).read_text().splitlines()
+        ]
+        assert {chunk["sha256"] for chunk in chunks} == {line["sha256"] for line in lines}
 
 
 def _generate(folder: Path) -> None:

@@ -62,7 +62,12 @@ class Output:
         os.close(self.fd)
 
     def append(self, line: dict[str, Any]) -> None:
-        data = memoryview((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8", errors="replace"))
+        self.append_all([line])
+
+    def append_all(self, lines: list[dict[str, Any]]) -> None:
+        """The lines in one write loop (a document's chunks land together)."""
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        data = memoryview(text.encode("utf-8", errors="replace"))
         while data:
             data = data[os.write(self.fd, data) :]
 

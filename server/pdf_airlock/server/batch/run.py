@@ -28,12 +28,13 @@ written, 128 + the signal's number when one stopped the run (130, 143): the next
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import structlog
@@ -51,6 +52,8 @@ from pdf_airlock.server.tools.models import MAX_CHARS_CEILING
 __all__ = ["run_batch"]
 
 log = structlog.get_logger()
+# Tools whose result has RAG chunks: ``--chunks`` writes them one a line.
+CHUNKED_TOOLS: Final = frozenset({"pdf_markdown"})
 
 
 def _json_bytes(value: dict[str, Any]) -> int:
@@ -132,6 +135,7 @@ async def _run(
     skip: set[str],
     max_document_bytes: int,
     report: Report,
+    chunks: Output | None = None,
 ) -> None:
     queue = iter(files)
     in_flight = anyio.CancelScope()  # the documents being read: cancelled by a signal
@@ -150,6 +154,8 @@ async def _run(
                         report.add("skipped")
                     elif report.output_error is None:  # after a line cut short, no line may follow it
                         try:
+                            if chunks is not None:  # first: a document with its line has its chunks
+                                chunks.append_all(chunk_lines(line))
                             out.append(line)
                         except OSError as exc:  # a full disk, a file size limit: nothing more can land
                             report.output_error = exc.strerror or type(exc).__name__
@@ -182,10 +188,57 @@ async def _on_signals(in_flight: anyio.CancelScope, grace_s: float, report: Repo
             in_flight.cancel()
 
 
+def chunk_lines(line: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``pdf_markdown`` line's RAG chunks, one record each, as a vector store ingests them:
+    ``id`` (the document's sha256 and the chunk's number: stable, so a re-run upserts the same
+    records), the document, and the chunk's text, heading path, pages and offsets."""
+    result = line.get("result")
+    if not line.get("ok") or not isinstance(result, dict):
+        return []
+    digest = line["sha256"]
+    document = {"path": line["path"], "sha256": digest, "source": result.get("source")}
+    return [
+        {"id": f"{digest}:{number}", **document, **chunk}
+        for number, chunk in enumerate(result.get("chunks", []))
+    ]
+
+
 def _outcome(line: dict[str, Any]) -> str:
     if not line["ok"]:
         return str(line["error"]["code"])
     return "ok" if line["complete"] else "incomplete"
+
+
+def _usage_error(tool: str, arguments: dict[str, Any], chunks: Path | None) -> bool:
+    """A typo in the tool's name or arguments would fail every document, and settle them all."""
+    try:
+        validated(tool, arguments | {"path": "document.pdf"})
+    except ToolError as error:
+        log.error("batch_invalid_arguments", tool=tool, message=error.message, **error.details)
+        return True
+    if chunks is not None and tool not in CHUNKED_TOOLS:
+        log.error(
+            "batch_invalid_arguments", tool=tool, message="--chunks needs a tool with chunks (pdf_markdown)"
+        )
+        return True
+    return False
+
+
+def _opened(stack: contextlib.ExitStack, path: Path) -> Output | None:
+    """An output file, locked for this run with its torn last line cut off; None (logged) if it
+    cannot be used."""
+    try:
+        output = stack.enter_context(Output(path))
+    except OutputRefused as refused:
+        log.error("batch_output_refused", out=str(path), reason=refused.reason)
+        return None
+    except OutputLocked:
+        log.error("batch_output_locked", out=str(path), note="another batch run is writing it")
+        return None
+    torn = output.cut_torn_tail()
+    if torn:
+        log.warning("batch_torn_line_cut", out=str(path), bytes=torn)
+    return output
 
 
 def run_batch(
@@ -198,25 +251,16 @@ def run_batch(
     max_document_bytes: int = DEFAULTS.batch_max_document_mb * MIB,
     progress: str = "auto",
     progress_every_s: float = DEFAULTS.batch_progress_s,
+    chunks: Path | None = None,
 ) -> int:
-    try:  # a typo in the tool's name or arguments would fail every document, and settle them all
-        validated(tool, arguments | {"path": "document.pdf"})
-    except ToolError as error:
-        log.error("batch_invalid_arguments", tool=tool, message=error.message, **error.details)
+    if _usage_error(tool, arguments, chunks):
         return 2
     files = list(documents(paths, settings.roots))
-    try:
-        output = Output(out)
-    except OutputRefused as refused:
-        log.error("batch_output_refused", out=str(out), reason=refused.reason)
-        return 2
-    except OutputLocked:
-        log.error("batch_output_locked", out=str(out), note="another batch run is writing it")
-        return 2
-    with output:
-        torn = output.cut_torn_tail()
-        if torn:
-            log.warning("batch_torn_line_cut", out=str(out), bytes=torn)
+    with contextlib.ExitStack() as stack:
+        output = _opened(stack, out)
+        chunk_output = _opened(stack, chunks) if chunks is not None and output is not None else None
+        if output is None or (chunks is not None and chunk_output is None):
+            return 2
         skip = output.done_digests(tool)
         with Report(progress, len(files), every_s=progress_every_s) as report:
             anyio.run(
@@ -230,6 +274,7 @@ def run_batch(
                     skip=skip,
                     max_document_bytes=max_document_bytes,
                     report=report,
+                    chunks=chunk_output,
                 )
             )
     if report.output_error is not None:

@@ -204,6 +204,11 @@ def _parser() -> argparse.ArgumentParser:
     batch.add_argument("paths", nargs="+", type=Path, help="PDF files, or directories searched for *.pdf")
     batch.add_argument("--out", type=Path, required=True, help="JSON Lines output (appended; resumable)")
     batch.add_argument("--jobs", type=int, default=0, help="documents in parallel (default: CPUs)")
+    batch.add_argument(
+        "--chunks",
+        type=Path,
+        help="pdf_markdown: also write each RAG chunk as a JSON line here (id sha256:n), for a vector store",
+    )
     batch.add_argument("--json", dest="arguments", default="{}", help="extra tool arguments as a JSON object")
     batch.add_argument(
         "--max-document-mb",
@@ -313,6 +318,7 @@ def main(argv: list[str] | None = None) -> None:
                 max_document_bytes=max_document_bytes,
                 progress=ns.progress,
                 progress_every_s=ns.progress_seconds,
+                chunks=ns.chunks,
             )
         except KeyboardInterrupt:  # before the run's own handling of SIGINT was up
             status = 128 + signal.SIGINT.value

@@ -86,7 +86,8 @@ def chunk_markdown(
     ``context`` is the heading path where the Markdown starts."""
     path = list(context)
     chunks: list[Chunk] = []
-    current: tuple[int, int, tuple[str, ...]] | None = None  # start, end, heading path
+    # The chunk being built: start, end, its heading path, whether it has more than headings.
+    current: tuple[int, int, tuple[str, ...], bool] | None = None
 
     def close() -> None:
         nonlocal current
@@ -98,15 +99,18 @@ def chunk_markdown(
     for start, end in _blocks(markdown):
         heading = headings.get(start)
         if heading is not None:
-            close()
+            if current is not None and current[3]:
+                close()  # a heading starts a new chunk, unless the chunk so far is only headings
             level, text = heading
             path = [entry for entry in path if entry[0] < level] + [(level, text)]
+        titles = tuple(text for _, text in path)
         for piece_start, piece_end in _pieces(markdown, start, end, limit):
             if current is not None and piece_end - current[0] > limit:
                 close()
             if current is None:
-                current = (piece_start, piece_end, tuple(text for _, text in path))
-            else:
-                current = (current[0], piece_end, current[2])
+                current = (piece_start, piece_end, titles, heading is None)
+            else:  # a chunk of headings only takes the path of its last one
+                path_now = current[2] if current[3] else titles
+                current = (current[0], piece_end, path_now, current[3] or heading is None)
     close()
     return chunks

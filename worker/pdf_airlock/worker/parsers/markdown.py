@@ -6,7 +6,8 @@ it could not decode a glyph, as the ``layout`` engine of ``pdf_read``); the stru
 reading order without running headers, footers and page numbers; ``markdown_text`` writes them.
 
 Heading levels and running headers come from a census of up to ``CENSUS_PAGES`` pages spread
-over the selection, so every answer of one selection (cursor after cursor) uses the same levels.
+over the whole document, so every answer (any selection, cursor after cursor) uses the same
+levels and knows the running headers even of a one-page selection.
 The answer holds whole pages until ``max_chars`` runs out; the page that does not fit is cut at a
 blank line (else a line break) and the position to go on from is returned, with the pages whose
 current headings set the heading path there (``h1``..``h4``), so the next answer can say which
@@ -164,7 +165,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
         pages = _Pages(data, password)
-        census_indices = {selection[p] for p in sample_positions(len(selection), CENSUS_PAGES)}
+        census_indices = set(sample_positions(page_count, CENSUS_PAGES))
         pages.load(census_indices)
         census = Census.of([pages.cache[index] for index in sorted(census_indices)])
         for index in list(pages.cache):

@@ -44,6 +44,7 @@ _PARAGRAPH_GAP: Final = 0.9  # a vertical gap over this many line heights ends a
 _SHORT_LINE: Final = 0.8  # a line ending before this share of the column width may end one
 _GUTTER_MIN_SIDE: Final = 3
 _COLUMN_END_SHARE: Final = 0.12  # a left column's lines end this close to the gutter (median)
+_COLUMN_MIN_WIDTH: Final = 0.2  # and a column's lines are at least this wide (median)
 _NEST_STEP: Final = 4.0
 _PAGE_NUMBER: Final = re.compile(
     r"^(page|p\.|seite|pagina)?\s*[-\u2013\u2014(]?\s*(\d{1,5}|[ivxlcdm]{1,7})\s*[-\u2013\u2014)]?"
@@ -189,11 +190,20 @@ def _gutter(lines: list[TextLine], width: float) -> float | None:
     return best
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
+
+
 def _fills_column(lines: list[TextLine], gutter: float, width: float) -> bool:
-    """Whether the lines left of ``gutter`` run up to it, as a column's lines do (a table's cells
-    and short lines stop well before the next column starts)."""
-    gaps = sorted(gutter - line.x1 for line in lines if line.x1 <= gutter)
-    return bool(gaps) and gaps[len(gaps) // 2] <= _COLUMN_END_SHARE * width
+    """Whether the lines on both sides of ``gutter`` are a column's: wide, and on the left running
+    up to it (a table's cells and a list's short lines are narrow and stop well before)."""
+    left = [line for line in lines if line.x1 <= gutter]
+    right = [line for line in lines if line.x0 >= gutter]
+    wide = min(_median([line.x1 - line.x0 for line in side]) for side in (left, right))
+    return wide >= _COLUMN_MIN_WIDTH * width and _median([gutter - line.x1 for line in left]) <= (
+        _COLUMN_END_SHARE * width
+    )
 
 
 def _reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
