@@ -215,16 +215,18 @@ def _reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
     runs: list[list[TextLine]] = []
     left: list[TextLine] = []
     right: list[TextLine] = []
+    across: list[TextLine] = []  # consecutive lines across the gutter: one run (an abstract)
     for line in ordered:
-        if line.x1 <= gutter:
-            left.append(line)
-        elif line.x0 >= gutter:
-            right.append(line)
-        else:  # a line across the gutter closes the band above it
+        if line.x0 < gutter < line.x1:  # a line across the gutter closes the band above it
             runs += [run for run in (left, right) if run]
             left, right = [], []
-            runs.append([line])
-    runs += [run for run in (left, right) if run]
+            across.append(line)
+            continue
+        if across:
+            runs.append(across)
+            across = []
+        (left if line.x1 <= gutter else right).append(line)
+    runs += [run for run in (across, left, right) if run]
     return runs
 
 
