@@ -154,6 +154,13 @@ def _jobs(password: str | None) -> list[Job]:
         Job("pdf_read/fast", "pdf_read", read | {"engine": "fast"}, _untrusted("pdf_read")),
         Job("pdf_read/layout", "pdf_read", read | {"engine": "layout"}, _untrusted("pdf_read")),
         Job(
+            "pdf_markdown",
+            "pdf_markdown",
+            {"pages": None, "password": password, "max_chars": 100_000, "start_index": 0, "start_offset": 0}
+            | {"h1": 0, "h2": 0, "h3": 0, "h4": 0},
+            _untrusted("pdf_markdown"),
+        ),
+        Job(
             "pdf_outline",
             "pdf_outline",
             {"password": password, "max_depth": 16, "max_items": 1000, "start": 0},

@@ -63,6 +63,10 @@ async def test_sandbox_and_in_process_give_identical_answers() -> None:
             assert record.bugs == [], where
             assert record.sandbox.code is None and record.in_process.code is None, where
             assert record.sandbox.result == record.in_process.result, where
+        markdown = next(r for r in records if r.job == "pdf_markdown")
+        assert markdown.sandbox.result is not None
+        text = "".join(page["text"] for page in markdown.sandbox.result["pages"])
+        assert EXPECTED_TEXT.get(name, "") in " ".join(text.split()), (name, "pdf_markdown")
         reads = [r for r in records if r.job.startswith("pdf_read/")]
         for record in reads:
             assert record.sandbox.result is not None

@@ -21,6 +21,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("markdown")
     markdown_docs.build(folder)
     pdfs.write(folder / "locked.pdf", pdfs.encrypted_pdf("s3cret"))
+    pdfs.write(folder / "images.pdf", pdfs.images_pdf())
     (folder / "not-a-pdf.pdf").write_bytes(b"<html>hello</html>")
     return folder
 
@@ -134,3 +135,17 @@ async def test_errors_are_the_typed_ones_pdf_read_gives(root: Path) -> None:
         "chunk": "invalid_arguments",
     }
     assert opened.is_error is False and "Secret text" in opened.structured_content["markdown"]
+
+
+async def test_a_scanned_page_is_an_image_placeholder_with_a_warning(root: Path) -> None:
+    """A page of one image and no text: its placeholder names what pdf_images extracts."""
+    async with connect(root) as client:
+        answer = await client.call_tool("pdf_markdown", {"path": "images.pdf"})
+        image = await client.call_tool(
+            "pdf_images", {"path": "images.pdf", "extract": {"page": 1, "name": "Scan"}}
+        )
+    assert answer.is_error is False and image.is_error is False
+    result = answer.structured_content
+    assert result["markdown"] == "![image p1 #1](pdf_images:page=1&name=Scan)\n\nPage with pictures"
+    assert result["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]
+    assert image.structured_content["extracted"]["name"] == "Scan"

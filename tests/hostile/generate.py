@@ -454,8 +454,8 @@ _LIKE_FAST = frozenset({"search", "render"})
 def expected(cls: HostileClass, engine: str) -> frozenset[str]:
     if engine in _LIKE_FAST:
         engine = "fast"
-    if engine == "markdown":  # pdfminer's layout, as pdf_read's layout engine: the same outcomes
-        engine = "layout"
+    if engine == "markdown":  # PDFium's text page, as pdf_read's fast engine: the same outcomes
+        engine = "fast"
     if engine in cls.expect:
         return cls.expect[engine]
     if cls.expect["info"] <= _INPUT_CODES:

@@ -1,7 +1,7 @@
 """``pdf_markdown``: the selected pages as Markdown that keeps the document's structure.
 
-Input: untrusted bytes. pdfminer.six lays out each page (its characters mended from PDFium where
-it could not decode a glyph, as the ``layout`` engine of ``pdf_read``); the structure pass
+Input: untrusted bytes. PDFium's text page gives each page's characters with their boxes and
+fonts (``pdf_airlock.worker.pdf.layoutlines``; qpdf names the images); the structure pass
 (``pdf_airlock.worker.pdf.structure``) finds headings, paragraphs, lists, tables and images in
 reading order without running headers, footers and page numbers; ``markdown_text`` writes them.
 
@@ -20,10 +20,10 @@ import io
 from collections.abc import Iterator
 from typing import Any, Final
 
+import pypdfium2 as pdfium
+
 from pdf_airlock.worker import progress
-from pdf_airlock.worker.contract import WorkerError
-from pdf_airlock.worker.pdf.layoutchars import Mender
-from pdf_airlock.worker.pdf.layoutlines import PageLines, page_lines
+from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
@@ -35,84 +35,70 @@ __all__ = ["KIND", "run", "warm_up"]
 KIND: Final = "pdf_markdown"
 
 CENSUS_PAGES: Final = 16
+MAX_IMAGE_NAMES: Final = 1000
 PAGE_SEPARATOR: Final = "\n\n"  # between two pages in the published Markdown
 MAX_WARNINGS: Final = 100
 _LEVEL_KEYS: Final = tuple(f"h{level}" for level in range(1, MAX_LEVEL + 1))
 
 
-def _layouts(data: bytes, password: str | None, indices: set[int]) -> Iterator[tuple[int, PageLines]]:
-    """(index, lines) for the given pages, in document order, one pdfminer pass."""
-    from pdfminer.high_level import extract_pages
-    from pdfminer.layout import LAParams
-    from pdfminer.pdfdocument import PDFPasswordIncorrect
-    from pdfminer.pdfparser import PDFSyntaxError
-    from pdfminer.psexceptions import PSException
-
-    wanted = sorted(indices)
-    mender = Mender(data, password, _strings)
-    try:
-        layouts = extract_pages(
-            io.BytesIO(data),
-            password=password or "",
-            page_numbers=set(wanted),
-            laparams=LAParams(all_texts=True),
-        )
-        count = 0
-        for index, layout in zip(wanted, layouts, strict=False):
-            mender.text(index, layout)  # mends the layout's characters in place
-            count += 1
-            yield index, page_lines(layout)
-    except PDFPasswordIncorrect as exc:
-        code = "wrong_password" if password else "encrypted"
-        raise WorkerError(code, "pdfminer could not open the encrypted document") from exc
-    except (PDFSyntaxError, PSException, KeyError, TypeError, ValueError) as exc:
-        raise WorkerError("malformed", "pdfminer could not parse the document") from exc
-    finally:
-        mender.close()
-    if count < len(wanted):
-        raise WorkerError("malformed", "pdfminer found fewer pages than PDFium")
-
-
-def _strings(container: Any) -> Iterator[str]:
-    from pdfminer.layout import LTFigure, LTTextContainer
-
-    for element in container:
-        if isinstance(element, LTTextContainer):
-            yield element.get_text()
-        elif isinstance(element, LTFigure):
-            yield from _strings(element)
-
-
 class _Pages:
-    """Pages' lines by index, laid out on demand in as few pdfminer passes as the order allows."""
+    """Pages' lines by index, read from PDFium on demand (each page once per job)."""
 
-    def __init__(self, data: bytes, password: str | None) -> None:
-        self.data, self.password = data, password
+    def __init__(self, document: Any, opened: Any) -> None:
+        self.document = document
+        self.opened = opened
         self.cache: dict[int, PageLines] = {}
+        self._pdf: Any = None
+
+    def get(self, index: int) -> PageLines:
+        if index not in self.cache:
+            try:
+                page = self.document[index]
+            except pdfium.PdfiumError:
+                self.cache[index] = PageLines(width=0.0, height=0.0, lines=[], images=[], cut=True)
+                return self.cache[index]
+            try:
+                self.cache[index] = pdfium_page_lines(page, self._image_names(index))
+            finally:
+                page.close()
+        return self.cache[index]
 
     def load(self, indices: set[int]) -> None:
-        missing = indices - set(self.cache)
-        if missing:
-            self.cache.update(_layouts(self.data, self.password, missing))
+        for index in sorted(indices):
+            self.get(index)
 
     def stream(self, order: list[int]) -> Iterator[tuple[int, PageLines]]:
-        """Pages in ``order``; a run of ascending pages is laid out lazily, page by page."""
-        position = 0
-        while position < len(order):
-            end = position + 1
-            while end < len(order) and order[end] > order[end - 1]:
-                end += 1
-            run = order[position:end]
-            pending = [index for index in run if index not in self.cache]
-            layouts = _layouts(self.data, self.password, set(pending)) if pending else iter(())
-            for index in run:
-                if index not in self.cache:
-                    for found, lines in layouts:
-                        self.cache[found] = lines
-                        if found == index:
-                            break
-                yield index, self.cache.pop(index)
-            position = end
+        for index in order:
+            lines = self.get(index)
+            self.cache.pop(index, None)
+            yield index, lines
+
+    def _image_names(self, index: int) -> list[str]:
+        """The names of the images the page's content draws directly, in content order (what
+        ``pdf_images`` calls them); empty if qpdf cannot read the page."""
+        import pikepdf
+
+        try:
+            if self._pdf is None:
+                data, password = self.opened.layout_input()
+                self._pdf = pikepdf.open(io.BytesIO(data), password=password or "")
+            page = self._pdf.pages[index]
+            xobjects = page.obj.get("/Resources", {}).get("/XObject", {})
+            names = []
+            for instruction in pikepdf.parse_content_stream(page, "Do"):
+                name = str(instruction.operands[0])
+                target = xobjects.get(name)
+                if target is not None and target.get("/Subtype") == "/Image":
+                    names.append(name.lstrip("/")[:200])
+                if len(names) >= MAX_IMAGE_NAMES:
+                    break
+            return names
+        except (pikepdf.PdfError, ValueError, TypeError, AttributeError, IndexError, KeyError):
+            return []
+
+    def close(self) -> None:
+        if self._pdf is not None:
+            self._pdf.close()
 
 
 def _cut(text: str, budget: int, *, first: bool) -> int:
@@ -161,10 +147,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     opened = open_document(data, password)
     document, warnings = opened.document, list(opened.warnings)
     try:
-        data, password = opened.layout_input()
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
-        pages = _Pages(data, password)
+        pages = _Pages(document, opened)
         census_indices = set(sample_positions(page_count, CENSUS_PAGES))
         pages.load(census_indices)
         census = Census.of([pages.cache[index] for index in sorted(census_indices)])
@@ -174,6 +159,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         start_index = int(args.get("start_index", 0))
         context = _context(pages, census, args, selection) if start_index or args.get("start_offset") else []
         result = _forward(pages, census, selection, args, warnings=warnings, document=document)
+        pages.close()
     finally:
         document.close()
     return {

@@ -1,29 +1,32 @@
-"""The text lines and images of a page as pdfminer.six lays them out, with their style.
+"""The text lines and images of a page, with their style, from PDFium's text page.
 
-Input: pdfminer's layout of one page of an untrusted document (characters already mended by
-``pdf_airlock.worker.pdf.layoutchars``). Each text line keeps its box (measured from the top of
-the page), its dominant font size (weighted by characters) and whether it is bold or italic
-(from the font's name: PDF fonts carry their weight there, ``Helvetica-Bold``, ``ABCDEF+Arial,Bold``).
-Images are kept with their XObject name, the name ``pdf_images`` lists them by. Lines inside
-Form XObjects are laid out too (``LAParams(all_texts=True)``); vertical text lines are kept as
-lines, read top to bottom.
+Input: one page of an untrusted document, loaded by PDFium. PDFium's text page gives every
+character with its box and font size, and marks where its own reading breaks a line. A line is
+cut again where the baseline jumps (a hyphen PDFium dropped with the break comes back) and where
+two characters on one baseline are far apart (table cells, two columns), so each ``TextLine`` is
+one run of text. Each keeps its box (measured from the top of the page), its dominant font size
+(weighted by characters) and whether it is bold or italic (from its font's weight, flags and
+name: ``Helvetica-Bold``, ``ABCDEF+Arial,Bold``), asked once per text object. Images are found
+among the page's objects, with the XObject name ``pdf_images`` lists them by when the page's
+content names it directly. The work is linear in the page's characters, at most
+``MAX_CHARS_PER_PAGE`` of them.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pdf_airlock.worker.pdf.textnorm import layout_text
+from pdf_airlock.worker.pdf.textnorm import pdfium_text
 
-__all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "page_lines"]
+__all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "pdfium_page_lines"]
 
-# A page with more text lines than this keeps its first ones and says so (a bound on the work
-# of the structure pass, which is about linear in the lines).
+# A page with more text lines or characters than this keeps its first ones and says so (a bound
+# on the work per page).
 MAX_LINES_PER_PAGE: Final = 20_000
+MAX_CHARS_PER_PAGE: Final = 200_000
+MAX_OBJECTS_EXAMINED: Final = 5000  # page objects looked at for images
 _BOLD: Final = re.compile(
     r"bold|black|heavy|semibold|demibold|extrabold|ultrabold|,bd\b|-bd\b", re.IGNORECASE
 )
@@ -72,65 +75,183 @@ class PageLines:
     cut: bool = False
 
 
-def page_lines(layout: Any) -> PageLines:
-    """The lines and images of one pdfminer ``LTPage``."""
-    x0, y0, x1, y1 = layout.bbox
-    page = PageLines(width=x1 - x0, height=y1 - y0, lines=[], images=[])
-    for element in _elements(layout):
-        if len(page.lines) >= MAX_LINES_PER_PAGE:
-            page.cut = True
-            break
-        if isinstance(element, tuple):
-            name, box = element
-            page.images.append(PageImage(name, box[0] - x0, box[2] - x0, y1 - box[3], y1 - box[1]))
+_BREAKS: Final = frozenset({0x0A, 0x0D})
+_SPACES: Final = frozenset({0x20, 0x09, 0xA0})
+_PDFIUM_HYPHENS: Final = frozenset({0xFFFE, 0x02})  # a hyphen PDFium joined across a break
+_HYPHEN_MARK: Final = "\ufffe"
+_CELL_GAP_EMS: Final = 1.2  # a gap this many font sizes wide on one baseline starts a new line
+_BASELINE_JUMP: Final = 0.5  # a baseline this many font sizes away starts a new line
+_BOLD_WEIGHT: Final = 600
+_ITALIC_FLAG: Final = 1 << 6
+
+
+@dataclass(slots=True)
+class _Run:
+    """The characters of one line being gathered, and their indices in the text page."""
+
+    chars: list[str]
+    x0: float
+    x1: float
+    y0: float
+    y1: float
+    em: float
+    indices: list[int]
+
+
+class _Styles:
+    """Bold and italic per text object, asked of PDFium once per object."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.seen: dict[int, tuple[bool, bool]] = {}
+
+    def of(self, index: int) -> tuple[bool, bool]:
+        import ctypes
+
+        import pypdfium2.raw as pdfium_c
+
+        found = pdfium_c.FPDFText_GetTextObject(self.raw, index)
+        key = ctypes.cast(found, ctypes.c_void_p).value or 0
+        if key not in self.seen:
+            self.seen[key] = _font_style(found) if key else (False, False)
+        return self.seen[key]
+
+
+def _font_style(text_object: Any) -> tuple[bool, bool]:
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    font = pdfium_c.FPDFTextObj_GetFont(text_object)
+    if not font:
+        return False, False
+    size = pdfium_c.FPDFFont_GetBaseFontName(font, None, 0)
+    name = ""
+    if 0 < size <= 512:
+        buffer = ctypes.create_string_buffer(size)
+        pdfium_c.FPDFFont_GetBaseFontName(font, buffer, size)
+        name = buffer.value.decode("latin-1", errors="replace")
+    weight = pdfium_c.FPDFFont_GetWeight(font)
+    flags = pdfium_c.FPDFFont_GetFlags(font)
+    bold = weight >= _BOLD_WEIGHT or bool(_BOLD.search(name))
+    italic = (flags > 0 and bool(flags & _ITALIC_FLAG)) or bool(_ITALIC.search(name))
+    return bold, italic
+
+
+class _Gatherer:
+    """Cuts a text page's characters into lines, one character at a time."""
+
+    def __init__(self, raw: Any, page: PageLines) -> None:
+        import ctypes
+
+        import pypdfium2.raw as pdfium_c
+
+        self.c = pdfium_c
+        self.raw = raw
+        self.page = page
+        self.styles = _Styles(raw)
+        self.box = pdfium_c.FS_RECTF()
+        self.x = ctypes.c_double()
+        self.y = ctypes.c_double()
+        self.run: _Run | None = None
+
+    def add(self, index: int) -> None:
+        code = self.c.FPDFText_GetUnicode(self.raw, index)
+        if code in _BREAKS:
+            self.close()
+        elif code in _SPACES:
+            if self.run is not None:
+                self.run.chars.append(" ")
+        elif self.c.FPDFText_GetLooseCharBox(self.raw, index, self.box):
+            self._char(index, code)
+
+    def _char(self, index: int, code: int) -> None:
+        box = self.box
+        run = self.run
+        if run is not None:  # the bottom of a loose box stands for the baseline (font descent)
+            jumped = abs(box.bottom - run.y0) > _BASELINE_JUMP * run.em and abs(box.top - run.y1) > (
+                _BASELINE_JUMP * run.em
+            )
+            if jumped or box.left - run.x1 > _CELL_GAP_EMS * run.em:
+                if jumped and run.chars and run.chars[-1] == _HYPHEN_MARK:
+                    run.chars[-1] = "-"  # PDFium's mark of a hyphen it joined across the break
+                self.close()
+        if self.run is None:
+            em = max(float(self.c.FPDFText_GetFontSize(self.raw, index)), 1.0)
+            self.run = _Run([], box.left, box.right, box.bottom, box.top, em, [])
+        run = self.run
+        run.chars.append(_HYPHEN_MARK if code in _PDFIUM_HYPHENS else chr(code))
+        run.indices.append(index)
+        run.x0, run.x1 = min(run.x0, box.left), max(run.x1, box.right)
+        run.y0, run.y1 = min(run.y0, box.bottom), max(run.y1, box.top)
+
+    def close(self) -> None:
+        """The open run as a line of the page, if it has any text. Its size and style are those
+        of its first, middle and last characters (size: the middle one of the three; bold or
+        italic: all three are)."""
+        run, self.run = self.run, None
+        if run is None or not run.indices:
+            return
+        text = " ".join(pdfium_text("".join(run.chars).replace(_HYPHEN_MARK, "-")).split())
+        if not text:
+            return
+        samples = sorted({run.indices[0], run.indices[len(run.indices) // 2], run.indices[-1]})
+        sizes = sorted(float(self.c.FPDFText_GetFontSize(self.raw, index)) for index in samples)
+        styles = [self.styles.of(index) for index in samples]
+        self.page.lines.append(
+            TextLine(
+                text=text,
+                x0=run.x0,
+                x1=run.x1,
+                top=self.page.height - run.y1,
+                bottom=self.page.height - run.y0,
+                size=round(sizes[len(sizes) // 2] / _SIZE_STEP) * _SIZE_STEP,
+                bold=all(bold for bold, _ in styles),
+                italic=all(italic for _, italic in styles),
+            )
+        )
+
+
+def pdfium_page_lines(page: Any, image_names: list[str]) -> PageLines:
+    """The lines and images of one PDFium page; ``image_names`` names the page's images in
+    content order (the names ``pdf_images`` uses)."""
+    import pypdfium2.raw as pdfium_c
+
+    width, height = page.get_size()
+    result = PageLines(width=width, height=height, lines=[], images=[])
+    textpage = page.get_textpage()
+    try:
+        count = int(pdfium_c.FPDFText_CountChars(textpage.raw))
+        if count > MAX_CHARS_PER_PAGE:
+            count, result.cut = MAX_CHARS_PER_PAGE, True
+        gatherer = _Gatherer(textpage.raw, result)
+        for index in range(count):
+            gatherer.add(index)
+            if len(result.lines) >= MAX_LINES_PER_PAGE:
+                result.cut = True
+                break
+        gatherer.close()
+    finally:
+        textpage.close()
+    result.images = _images(page, image_names, height)
+    return result
+
+
+def _images(page: Any, names: list[str], height: float) -> list[PageImage]:
+    """The page's image objects (top level) in content order, named in that order."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    found: list[PageImage] = []
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    count = min(int(pdfium_c.FPDFPage_CountObjects(page.raw)), MAX_OBJECTS_EXAMINED)
+    for index in range(count):
+        obj = pdfium_c.FPDFPage_GetObject(page.raw, index)
+        if pdfium_c.FPDFPageObj_GetType(obj) != pdfium_c.FPDF_PAGEOBJ_IMAGE:
             continue
-        line = _line(element, x0, y1)
-        if line is not None:
-            page.lines.append(line)
-    return page
-
-
-def _elements(container: Any) -> Iterator[Any]:
-    """Text lines (and image names with boxes) of a container, depth first, in pdfminer's order."""
-    from pdfminer.layout import LTFigure, LTImage, LTTextBox, LTTextLine
-
-    for element in container:
-        if isinstance(element, LTTextLine):
-            yield element
-        elif isinstance(element, LTTextBox):
-            yield from _elements(element)
-        elif isinstance(element, LTImage):
-            yield (str(element.name)[:200], element.bbox)
-        elif isinstance(element, LTFigure):
-            yield from _elements(element)
-
-
-def _line(element: Any, left: float, top: float) -> TextLine | None:
-    from pdfminer.layout import LTChar
-
-    text = " ".join(layout_text(element.get_text()).split())
-    if not text:
-        return None
-    sizes: Counter[float] = Counter()
-    bold = italic = total = 0
-    for char in element:
-        if not isinstance(char, LTChar) or char.get_text().isspace():
+        if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
             continue
-        weight = len(char.get_text()) or 1
-        total += weight
-        sizes[round(char.size / _SIZE_STEP) * _SIZE_STEP] += weight
-        name = str(char.fontname)
-        bold += weight if _BOLD.search(name) else 0
-        italic += weight if _ITALIC.search(name) else 0
-    size = sizes.most_common(1)[0][0] if sizes else round(element.height, 1)
-    x0, y0, x1, y1 = element.bbox
-    return TextLine(
-        text=text,
-        x0=x0 - left,
-        x1=x1 - left,
-        top=top - y1,
-        bottom=top - y0,
-        size=size,
-        bold=total > 0 and bold >= _BOLD_SHARE * total,
-        italic=total > 0 and italic >= _BOLD_SHARE * total,
-    )
+        name = names[len(found)] if len(found) < len(names) else ""
+        found.append(PageImage(name, left.value, right.value, height - top.value, height - bottom.value))
+    return found

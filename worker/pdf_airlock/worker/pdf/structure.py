@@ -20,6 +20,7 @@ about them. The work is about linear in the lines of a page (sorting aside).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -43,6 +44,8 @@ _INDENT_EMS: Final = 1.0
 _PARAGRAPH_GAP: Final = 0.9  # a vertical gap over this many line heights ends a paragraph
 _SHORT_LINE: Final = 0.8  # a line ending before this share of the column width may end one
 _GUTTER_MIN_SIDE: Final = 3
+_GUTTER_TRIES: Final = 8
+_MAX_TABLE_COLUMNS: Final = 32
 _COLUMN_END_SHARE: Final = 0.12  # a left column's lines end this close to the gutter (median)
 _COLUMN_MIN_WIDTH: Final = 0.2  # and a column's lines are at least this wide (median)
 _NEST_STEP: Final = 4.0
@@ -141,23 +144,19 @@ def _kept(page: PageLines, census: Census) -> list[TextLine]:
 
 @dataclass(slots=True)
 class _Row:
+    """Lines on one baseline, left to right (``_rows`` sorts them once the row is complete)."""
+
     cells: list[TextLine]
+    top: float = 0.0
+    bottom: float = 0.0
 
-    @property
-    def top(self) -> float:
-        return min(cell.top for cell in self.cells)
+    @classmethod
+    def of(cls, line: TextLine) -> _Row:
+        return cls([line], line.top, line.bottom)
 
-    @property
-    def bottom(self) -> float:
-        return max(cell.bottom for cell in self.cells)
-
-    @property
-    def x0(self) -> float:
-        return self.cells[0].x0
-
-    @property
-    def x1(self) -> float:
-        return max(cell.x1 for cell in self.cells)
+    def add(self, line: TextLine) -> None:
+        self.cells.append(line)
+        self.top, self.bottom = min(self.top, line.top), max(self.bottom, line.bottom)
 
     @property
     def text(self) -> str:
@@ -170,24 +169,23 @@ class _Row:
 
 def _gutter(lines: list[TextLine], width: float) -> float | None:
     """An x between 30% and 70% of the page that no line crosses, with lines on both sides."""
-    candidates = sorted({line.x1 for line in lines} | {line.x0 for line in lines})
-    best: float | None = None
-    best_score: tuple[int, int] | None = None
-    for x in candidates:
+    ends = sorted(line.x1 for line in lines)
+    starts = sorted(line.x0 for line in lines)
+    scored: list[tuple[tuple[int, int], float]] = []
+    for x in sorted(set(ends) | set(starts)):
         if not 0.3 * width <= x <= 0.7 * width:
             continue
         gx = x + 0.5
-        left = sum(1 for line in lines if line.x1 <= gx)
-        right = sum(1 for line in lines if line.x0 >= gx)
+        left = bisect.bisect_right(ends, gx)
+        right = len(starts) - bisect.bisect_left(starts, gx)
         across = len(lines) - left - right
-        if min(left, right) < _GUTTER_MIN_SIDE or across > max(3, len(lines) // 4):
-            continue
-        if not _fills_column(lines, gx, width):
-            continue
-        score = (min(left, right), -across)
-        if best_score is None or score > best_score:
-            best, best_score = gx, score
-    return best
+        if min(left, right) >= _GUTTER_MIN_SIDE and across <= max(3, len(lines) // 4):
+            scored.append(((min(left, right), -across), gx))
+    # The column test reads every line: only the best few candidates take it.
+    for _, gx in sorted(scored, reverse=True)[:_GUTTER_TRIES]:
+        if _fills_column(lines, gx, width):
+            return gx
+    return None
 
 
 def _median(values: list[float]) -> float:
@@ -196,14 +194,12 @@ def _median(values: list[float]) -> float:
 
 
 def _fills_column(lines: list[TextLine], gutter: float, width: float) -> bool:
-    """Whether the lines on both sides of ``gutter`` are a column's: wide, and on the left running
-    up to it (a table's cells and a list's short lines are narrow and stop well before)."""
+    """Whether the lines left of ``gutter`` are a column's: wide, and running up to it (a table's
+    cells and a list's short lines are narrow and stop well before; what is right of it may be a
+    table or a figure's caption as well as text)."""
     left = [line for line in lines if line.x1 <= gutter]
-    right = [line for line in lines if line.x0 >= gutter]
-    wide = min(_median([line.x1 - line.x0 for line in side]) for side in (left, right))
-    return wide >= _COLUMN_MIN_WIDTH * width and _median([gutter - line.x1 for line in left]) <= (
-        _COLUMN_END_SHARE * width
-    )
+    wide = _median([line.x1 - line.x0 for line in left]) >= _COLUMN_MIN_WIDTH * width
+    return wide and _median([gutter - line.x1 for line in left]) <= _COLUMN_END_SHARE * width
 
 
 def _reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
@@ -211,7 +207,7 @@ def _reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
     ordered = sorted(lines, key=lambda line: (line.top, line.x0))
     gutter = _gutter(ordered, width)
     if gutter is None:
-        return [ordered]
+        return [ordered] if ordered else []
     runs: list[list[TextLine]] = []
     left: list[TextLine] = []
     right: list[TextLine] = []
@@ -237,10 +233,11 @@ def _rows(run: list[TextLine]) -> list[_Row]:
             row = rows[-1]
             overlap = min(row.bottom, line.bottom) - max(row.top, line.top)
             if overlap >= _ROW_OVERLAP * min(line.height, row.bottom - row.top):
-                row.cells.append(line)
-                row.cells.sort(key=lambda cell: cell.x0)
+                row.add(line)
                 continue
-        rows.append(_Row([line]))
+        rows.append(_Row.of(line))
+    for row in rows:
+        row.cells.sort(key=lambda cell: cell.x0)
     return rows
 
 
@@ -263,6 +260,8 @@ def _table(rows: list[_Row]) -> Block:
         for cell in row.cells:
             if not any(abs(cell.x0 - x) <= _ALIGN_TOLERANCE for x in starts):
                 starts.append(cell.x0)
+                if len(starts) > _MAX_TABLE_COLUMNS:
+                    return Block("paragraph", " ".join(row.text for row in rows))
     starts.sort()
     table = []
     for row in rows:
@@ -274,20 +273,26 @@ def _table(rows: list[_Row]) -> Block:
     return Block("table", rows=tuple(table))
 
 
-def _join(text: str, more: str) -> str:
-    """Two lines of one paragraph: a hyphen between letters at the break is dropped."""
-    if len(text) > 1 and text.endswith("-") and text[-2].isalpha() and more[:1].islower():
-        return text[:-1] + more
-    return f"{text} {more}"
+def _join(parts: list[str], more: str) -> None:
+    """The next line of a block onto its parts (joined at the end, so a long block is not copied
+    line by line): a hyphen between letters at the break is dropped, else a space joins them."""
+    last = parts[-1] if parts else ""
+    if len(last) > 1 and last.endswith("-") and last[-2].isalpha() and more[:1].islower():
+        parts[-1] = last[:-1]
+        parts.append(more)
+    else:
+        parts += [" ", more] if parts else [more]
 
 
 @dataclass(slots=True)
 class _Builder:
-    """Turns the rows of one column run into blocks."""
+    """Turns the rows of a page's column runs into blocks. List indents are kept relative to
+    the run's left edge, and what is being built goes on into the next run (a paragraph or a
+    list item that continues at the top of the next column, in lower case, stays one)."""
 
     census: Census
     blocks: list[Block] = field(default_factory=list)
-    text: str = ""
+    parts: list[str] = field(default_factory=list)
     kind: str = ""
     last: _Row | None = None
     item_x: list[float] = field(default_factory=list)
@@ -296,18 +301,27 @@ class _Builder:
     marker: str = ""
 
     def flush(self) -> None:
-        if self.text:
+        text = "".join(self.parts)
+        if text:
             if self.kind == "heading":
-                self.blocks.append(Block("heading", self.text, level=self.level))
+                self.blocks.append(Block("heading", text, level=self.level))
             elif self.kind == "item":
-                self.blocks.append(Block("item", self.text, depth=len(self.item_x) - 1, marker=self.marker))
+                self.blocks.append(Block("item", text, depth=len(self.item_x) - 1, marker=self.marker))
             else:
-                self.blocks.append(Block("paragraph", self.text))
-        self.text, self.kind, self.style = "", "", None
+                self.blocks.append(Block("paragraph", text))
+        self.parts, self.kind, self.style = [], "", None
+
+    def new_run(self) -> None:
+        self.last = None
 
     def add(self, row: _Row, column_x0: float, column_x1: float) -> None:
         line = row.first
         text = row.text
+        indent = line.x0 - column_x0
+        if self.last is None and self.kind in ("paragraph", "item") and text[:1].islower():
+            _join(self.parts, text)  # it goes on from the column before
+            self.last = row
+            return
         gap = row.top - self.last.bottom if self.last is not None else 0.0
         spaced = self.last is not None and gap > _PARAGRAPH_GAP * line.height
         bullet = _BULLET.match(text)
@@ -317,25 +331,25 @@ class _Builder:
         ):
             style = (line.size, line.bold)
             if self.kind == "heading" and self.style == style and not spaced:
-                self.text = f"{self.text} {text}"
+                self.parts += [" ", text]
             else:
                 self.flush()
-                self.kind, self.text, self.style = "heading", text, style
+                self.kind, self.parts, self.style = "heading", [text], style
                 self.level = self.census.level(line)
                 self.item_x = []
         elif (item := _list_marker(text)) is not None:
             self.flush()
             marker, body = item
-            self._nest(line.x0)
-            self.kind, self.text, self.marker = "item", body, marker
-        elif self.kind == "item" and not spaced and line.x0 > self.item_x[-1] + 1.0:
-            self.text = _join(self.text, text)
+            self._nest(indent)
+            self.kind, self.parts, self.marker = "item", [body], marker
+        elif self.kind == "item" and self.last is not None and not spaced and indent > self.item_x[-1] + 1.0:
+            _join(self.parts, text)
         elif self.kind != "paragraph" or spaced or self._new_paragraph(line, column_x0, column_x1):
             self.flush()
-            self.item_x = [] if spaced or line.x0 <= column_x0 + 1.0 else self.item_x
-            self.kind, self.text = "paragraph", text
+            self.item_x = [] if spaced or indent <= 1.0 else self.item_x
+            self.kind, self.parts = "paragraph", [text]
         else:
-            self.text = _join(self.text, text)
+            _join(self.parts, text)
         self.last = row
 
     def _nest(self, x0: float) -> None:
@@ -377,13 +391,13 @@ def _list_marker(text: str) -> tuple[str, str] | None:
 def page_blocks(page: PageLines, census: Census) -> list[Block]:
     """The blocks of one page in reading order (images where they sit)."""
     lines = _kept(page, census)
-    blocks: list[Block] = []
+    builder = _Builder(census)
     images = sorted(page.images, key=lambda image: (image.top, image.x0))
     for run in _reading_order(lines, page.width):
         rows = _rows(run)
         column_x0 = min(line.x0 for line in run)
         column_x1 = max(line.x1 for line in run)
-        builder = _Builder(census)
+        builder.new_run()
         index = 0
         while index < len(rows):
             images = _place_images(images, rows[index].top, builder)
@@ -403,10 +417,8 @@ def page_blocks(page: PageLines, census: Census) -> list[Block]:
                 continue
             builder.add(rows[index], column_x0, column_x1)
             index += 1
-        builder.flush()
-        blocks += builder.blocks
-    blocks += [Block("image", image.name) for image in images]
-    return blocks
+    builder.flush()
+    return builder.blocks + [Block("image", image.name) for image in images]
 
 
 def _place_images(images: list[PageImage], top: float, builder: _Builder) -> list[PageImage]:
