@@ -117,3 +117,28 @@ def build(folder: Path) -> Path:
     path = folder / "report-structured.pdf"
     pdf.output(str(path))
     return path
+
+
+OUTLINED: Final = [(1, "Overview"), (2, "Setup"), (2, "Usage"), (1, "Summary"), (1, "Appendix")]
+
+
+def build_outlined(folder: Path) -> Path:
+    """``outlined.pdf``: every heading in the same bold face (one style, one level by style
+    alone), and "Appendix" in the body's own face; the bookmarks give the levels."""
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_y(20)
+    for level, title in OUTLINED:
+        pdf.start_section(title, level=level - 1)
+        if title == "Appendix":
+            pdf.set_font(*_BODY)
+        else:
+            pdf.set_font("Helvetica", "B", 12)
+        pdf.set_x(_LEFT_X)
+        pdf.cell(0, 8, title, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(2)
+        _lines(pdf, [f"Body text of the {title.lower()} section, long enough to be a paragraph."])
+    path = folder / "outlined.pdf"
+    pdf.output(str(path))
+    return path

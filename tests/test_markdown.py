@@ -20,6 +20,7 @@ pytestmark = pytest.mark.anyio
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("markdown")
     markdown_docs.build(folder)
+    markdown_docs.build_outlined(folder)
     pdfs.write(folder / "locked.pdf", pdfs.encrypted_pdf("s3cret"))
     pdfs.write(folder / "images.pdf", pdfs.images_pdf())
     (folder / "not-a-pdf.pdf").write_bytes(b"<html>hello</html>")
@@ -149,3 +150,12 @@ async def test_a_scanned_page_is_an_image_placeholder_with_a_warning(root: Path)
     assert result["markdown"] == "![image p1 #1](pdf_images:page=1&name=Scan)\n\nPage with pictures"
     assert result["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]
     assert image.structured_content["extracted"]["name"] == "Scan"
+
+
+async def test_the_outline_sets_heading_levels_one_style_cannot(root: Path) -> None:
+    async with connect(root) as client:
+        result = await client.call_tool("pdf_markdown", {"path": "outlined.pdf"})
+    assert result.is_error is False, result
+    headings = [(h["level"], h["text"]) for h in result.structured_content["headings"]]
+    assert headings == markdown_docs.OUTLINED
+    assert "## Setup\n\nBody text of the setup section" in result.structured_content["markdown"]

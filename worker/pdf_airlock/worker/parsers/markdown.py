@@ -17,6 +17,7 @@ section it starts in. Nothing is dropped.
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -28,7 +29,7 @@ from pdf_airlock.worker.pdf.markdown_text import render_page
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT
-from pdf_airlock.worker.pdf.structure import MAX_LEVEL, Census, page_blocks, sample_positions
+from pdf_airlock.worker.pdf.structure import MAX_LEVEL, Census, outline_key, page_blocks, sample_positions
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -36,6 +37,9 @@ KIND: Final = "pdf_markdown"
 
 CENSUS_PAGES: Final = 16
 MAX_IMAGE_NAMES: Final = 1000
+MAX_OUTLINE_ITEMS: Final = 2000
+MAX_OUTLINE_DEPTH: Final = 8
+_MAX_TITLE_CHARS: Final = 300
 PAGE_SEPARATOR: Final = "\n\n"  # between two pages in the published Markdown
 MAX_WARNINGS: Final = 100
 _LEVEL_KEYS: Final = tuple(f"h{level}" for level in range(1, MAX_LEVEL + 1))
@@ -101,6 +105,21 @@ class _Pages:
             self._pdf.close()
 
 
+def _outline(document: Any) -> dict[str, int]:
+    """Bookmark titles and their levels (1 for the top), the first of each title; at most
+    ``MAX_OUTLINE_ITEMS`` bookmarks and ``MAX_OUTLINE_DEPTH`` levels are read (PDFium stops at a
+    cycle)."""
+    levels: dict[str, int] = {}
+    try:
+        for item in itertools.islice(document.get_toc(max_depth=MAX_OUTLINE_DEPTH), MAX_OUTLINE_ITEMS):
+            title = outline_key(str(item.get_title() or "")[:_MAX_TITLE_CHARS])
+            if title:
+                levels.setdefault(title, int(item.level) + 1)
+    except (pdfium.PdfiumError, ValueError, TypeError, AttributeError):
+        return levels
+    return levels
+
+
 def _cut(text: str, budget: int, *, first: bool) -> int:
     """Where a page's Markdown that does not fit is cut: after the last blank line within the
     budget, else the last line break (a table row or list item stays whole), else, for the first
@@ -152,7 +171,8 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         pages = _Pages(document, opened)
         census_indices = set(sample_positions(page_count, CENSUS_PAGES))
         pages.load(census_indices)
-        census = Census.of([pages.cache[index] for index in sorted(census_indices)])
+        sampled = [pages.cache[index] for index in sorted(census_indices)]
+        census = Census.of(sampled, _outline(document))
         for index in list(pages.cache):
             if index not in census_indices:
                 del pages.cache[index]

@@ -83,9 +83,11 @@ class Census:
     body_size: float = 0.0
     levels: dict[tuple[float, bool], int] = field(default_factory=dict)
     running: frozenset[str] = frozenset()
+    outline: dict[str, int] = field(default_factory=dict)  # bookmark title -> its level
+    shift: int = 0  # outline level + shift = heading level (a title above the outline's top)
 
     @classmethod
-    def of(cls, pages: list[PageLines]) -> Census:
+    def of(cls, pages: list[PageLines], outline: dict[str, int] | None = None) -> Census:
         sizes: Counter[float] = Counter()
         for page in pages:
             for line in page.lines:
@@ -99,7 +101,20 @@ class Census:
                     styles[(line.size, line.bold)] += 1
         ranked = sorted(styles, key=lambda style: (-style[0], not style[1]))
         census.levels = {style: min(rank + 1, MAX_LEVEL) for rank, style in enumerate(ranked)}
+        census.outline = outline or {}
+        matched = [
+            census.level(line)
+            for page in pages
+            for line in page.lines
+            if census.heading_style(line) and outline_key(line.text) in census.outline
+        ]
+        census.shift = max(0, min(matched) - 1) if matched else 0
         return census
+
+    def outline_level(self, text: str) -> int | None:
+        """The level the document's outline gives a heading with this text, if it lists it."""
+        level = self.outline.get(outline_key(text))
+        return None if level is None else min(level + self.shift, MAX_LEVEL)
 
     def heading_style(self, line: TextLine) -> bool:
         """Whether the line looks like a heading: larger than the body, or bold at about its size."""
@@ -111,6 +126,11 @@ class Census:
 
     def level(self, line: TextLine) -> int:
         return self.levels.get((line.size, line.bold), MAX_LEVEL)
+
+
+def outline_key(text: str) -> str:
+    """A title as compared with the outline's: case, spacing and closing punctuation aside."""
+    return " ".join(text.casefold().split()).rstrip(".:")
 
 
 def _edge_key(page: PageLines, line: TextLine) -> str | None:
@@ -304,7 +324,8 @@ class _Builder:
         text = "".join(self.parts)
         if text:
             if self.kind == "heading":
-                self.blocks.append(Block("heading", text, level=self.level))
+                level = self.census.outline_level(text) or self.level
+                self.blocks.append(Block("heading", text, level=level))
             elif self.kind == "item":
                 self.blocks.append(Block("item", text, depth=len(self.item_x) - 1, marker=self.marker))
             else:
@@ -328,6 +349,7 @@ class _Builder:
         if not bullet and (
             (self.census.heading_style(line) and not _SENTENCE_END.search(text))
             or _heading_by_number(self.census, line, text)
+            or (len(row.cells) == 1 and outline_key(text) in self.census.outline)
         ):
             style = (line.size, line.bold)
             if self.kind == "heading" and self.style == style and not spaced:
