@@ -159,3 +159,36 @@ async def test_the_outline_sets_heading_levels_one_style_cannot(root: Path) -> N
     headings = [(h["level"], h["text"]) for h in result.structured_content["headings"]]
     assert headings == markdown_docs.OUTLINED
     assert "## Setup\n\nBody text of the setup section" in result.structured_content["markdown"]
+
+
+def test_a_code_that_is_no_character_reads_as_the_replacement_character() -> None:
+    """Found on pdf.js's issue11768_reduced.pdf and issue18117.pdf (bench/differential.py):
+    PDFium passes on whatever a broken ToUnicode map says."""
+    from pdf_airlock.worker.pdf.layoutlines import char_text
+
+    assert [char_text(code) for code in (0x41, 0x10FFFF, 0x110000, 0xD800, 2**32 - 1, 0)] == [
+        "A",
+        "\U0010ffff",
+        "\ufffd",
+        "\ufffd",
+        "\ufffd",
+        "\ufffd",
+    ]
+
+
+async def test_a_jbig2_encoded_content_stream_runs_no_program(tmp_path: Path) -> None:
+    """Found on pdf.js's bomb_giant.pdf: reading a page's content for its image names made qpdf
+    ask pikepdf to run ``jbig2dec``, which the sandbox forbids (the child was killed as a
+    sandbox violation). The decoder now refuses at once; the page is read without image names."""
+    import pikepdf
+
+    pdf = pikepdf.new()
+    pdf.add_blank_page()
+    pdf.pages[0].obj.Contents = pdf.make_stream(b"\x00\x01\x02\x03", Filter=pikepdf.Name.JBIG2Decode)
+    pdf.save(tmp_path / "jbig2.pdf")
+    async with connect(tmp_path) as client:
+        result = await client.call_tool("pdf_markdown", {"path": "jbig2.pdf"})
+        read = await client.call_tool("pdf_read", {"path": "jbig2.pdf"})
+    assert read.is_error is False
+    assert result.is_error is False, result.structured_content
+    assert result.structured_content["markdown"] == "" and result.structured_content["page_count"] == 1

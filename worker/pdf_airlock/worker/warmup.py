@@ -36,6 +36,22 @@ _CODECS: Final = (
 )
 
 
+def _no_external_decoders() -> None:
+    """pikepdf decodes JBIG2 by running the ``jbig2dec`` program (qpdf asks it to when a content
+    stream is JBIG2-encoded): a job child may run no program (seccomp kills it for trying), so
+    the decoder is one that refuses at once, in the zygote and every child."""
+    import pikepdf.jbig2
+
+    class _Refused(pikepdf.jbig2.JBIG2DecoderInterface):
+        def check_available(self) -> None:
+            raise pikepdf.DependencyError("JBIG2 decoding by an external program is off in the sandbox")
+
+        def decode_jbig2(self, jbig2: bytes, jbig2_globals: bytes) -> bytes:
+            raise pikepdf.DependencyError("JBIG2 decoding by an external program is off in the sandbox")
+
+    pikepdf.jbig2.set_decoder(_Refused())
+
+
 def _warm_codecs() -> None:
     import codecs
 
@@ -51,6 +67,7 @@ def warm_up() -> None:
     from pdf_airlock.worker.parsers import parser_modules
 
     _warm_codecs()
+    _no_external_decoders()
     cmaps.preload()
     sample = tiny_pdf()
     for module in parser_modules():

@@ -97,7 +97,15 @@ class _Pages:
                 if len(names) >= MAX_IMAGE_NAMES:
                     break
             return names
-        except (pikepdf.PdfError, ValueError, TypeError, AttributeError, IndexError, KeyError):
+        except (
+            pikepdf.PdfError,
+            pikepdf.DependencyError,
+            ValueError,
+            TypeError,
+            AttributeError,
+            IndexError,
+            KeyError,
+        ):
             return []
 
     def close(self) -> None:
@@ -222,7 +230,7 @@ def _forward(
         text = rendered.text[offset:]
         fits = len(text) <= budget
         end = len(text) if fits else _cut(text, budget, first=not out)
-        if end == 0:
+        if not fits and end == 0:  # nothing of this page fits after the pages before it
             next_position = {"index": start_index + position, "offset": offset}
             break
         headings = [
@@ -256,7 +264,11 @@ def _forward(
 
 
 def warm_up(sample: bytes) -> None:
-    """Lay out the sample and write it as Markdown; raise unless its text comes through."""
+    """Lay out the sample and write it as Markdown; raise unless its text comes through. qpdf's
+    JBIG2 support (off in the sandbox: ``warmup._no_external_decoders``) loads on first sight of
+    such a stream, which reading a page's content for its image names can be: loaded here."""
+    import pikepdf.jbig2  # noqa: F401
+
     result = run(sample, {"max_chars": 10_000})
     if SAMPLE_TEXT not in result["pages"][0]["text"]:
         raise RuntimeError("pdf_markdown failed its warm-up")

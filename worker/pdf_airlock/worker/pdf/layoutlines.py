@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from pdf_airlock.worker.pdf.textnorm import pdfium_text
 
-__all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "pdfium_page_lines"]
+__all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "char_text", "pdfium_page_lines"]
 
 # A page with more text lines or characters than this keeps its first ones and says so (a bound
 # on the work per page).
@@ -79,6 +79,7 @@ _BREAKS: Final = frozenset({0x0A, 0x0D})
 _SPACES: Final = frozenset({0x20, 0x09, 0xA0})
 _PDFIUM_HYPHENS: Final = frozenset({0xFFFE, 0x02})  # a hyphen PDFium joined across a break
 _HYPHEN_MARK: Final = "\ufffe"
+_MAX_CODE_POINT: Final = 0x10FFFF
 _CELL_GAP_EMS: Final = 1.2  # a gap this many font sizes wide on one baseline starts a new line
 _BASELINE_JUMP: Final = 0.5  # a baseline this many font sizes away starts a new line
 _BOLD_WEIGHT: Final = 600
@@ -138,6 +139,14 @@ def _font_style(text_object: Any) -> tuple[bool, bool]:
     return bold, italic
 
 
+def char_text(code: int) -> str:
+    """The character PDFium reports, or U+FFFD for a code that is no character (PDFium passes
+    on what a broken ToUnicode map says: beyond U+10FFFF, a lone surrogate)."""
+    if not 0 < code <= _MAX_CODE_POINT or 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return chr(code)
+
+
 class _Gatherer:
     """Cuts a text page's characters into lines, one character at a time."""
 
@@ -180,7 +189,7 @@ class _Gatherer:
             em = max(float(self.c.FPDFText_GetFontSize(self.raw, index)), 1.0)
             self.run = _Run([], box.left, box.right, box.bottom, box.top, em, [])
         run = self.run
-        run.chars.append(_HYPHEN_MARK if code in _PDFIUM_HYPHENS else chr(code))
+        run.chars.append(_HYPHEN_MARK if code in _PDFIUM_HYPHENS else char_text(code))
         run.indices.append(index)
         run.x0, run.x1 = min(run.x0, box.left), max(run.x1, box.right)
         run.y0, run.y1 = min(run.y0, box.bottom), max(run.y1, box.top)
