@@ -198,8 +198,7 @@ def published(
 
 def learn_page_count(runner: JobRunner, document: Document, page_count: int) -> None:
     """A ``pdf_read`` of the whole document selects ``page_count`` pages: PDFium's count, which
-    this tool's child reported as a read's forward child would (``pdf_airlock.server.tools.page_counts``). A
-    read
+    this tool's child reported as a read's forward child would (``tools.page_counts``). A read
     after ``pdf_info``, ``pdf_search`` or ``pdf_render`` then starts both its children at once."""
     for engine in READ_ENGINES:
         runner.selections.put((document.sha256, engine, None), page_count)
