@@ -358,7 +358,13 @@ async def test_sandboxed_spare_holds_no_writable_code(docs: Path) -> None:
                 await anyio.sleep(0.01)
         spare = psutil.Process(pool.idle_spares()[0])
         name = spare.name()
-        status = Path(f"/proc/{spare.pid}/status").read_text()
+        # The zygote hands a spare over as soon as it is forked; the spare then builds its sandbox
+        # and warms up before it blocks on its socket: look once it waits there.
+        status = ""
+        with anyio.fail_after(LEGIT_DEADLINE_S):
+            while not ("Seccomp:\t2" in status and "State:\tS" in status):
+                await anyio.sleep(0.01)
+                status = Path(f"/proc/{spare.pid}/status").read_text()
         maps = Path(f"/proc/{spare.pid}/maps").read_text()
     assert name == "airlock-spare"
     assert "Seccomp:\t2" in status
