@@ -357,7 +357,6 @@ async def test_sandboxed_spare_holds_no_writable_code(docs: Path) -> None:
             while not pool.idle_spares():
                 await anyio.sleep(0.01)
         spare = psutil.Process(pool.idle_spares()[0])
-        name = spare.name()
         # The zygote hands a spare over as soon as it is forked; the spare then builds its sandbox
         # and warms up before it blocks on its socket: look once it waits there.
         status = ""
@@ -365,6 +364,7 @@ async def test_sandboxed_spare_holds_no_writable_code(docs: Path) -> None:
             while not ("Seccomp:\t2" in status and "State:\tS" in status):
                 await anyio.sleep(0.01)
                 status = Path(f"/proc/{spare.pid}/status").read_text()
+        name = spare.name()
         maps = Path(f"/proc/{spare.pid}/maps").read_text()
     assert name == "airlock-spare"
     assert "Seccomp:\t2" in status
