@@ -157,7 +157,7 @@ class App:
         report: bool = True,
         on_line: LineFn | None = None,
     ) -> tuple[ModelT, list[str]]:
-        # One --timeout per tool call, shared by all the jobs it runs (a split read runs several).
+        # One --timeout per tool call, shared by all the jobs it runs (a two-ended read runs two).
         # The wall budget is --timeout; while the machine is too busy to give a job its CPU, the
         # zygote stretches it up to --busy-stretch times (``pdf_airlock.worker.zygote``, ``_Child``).
         deadline = self.settings.timeout_s

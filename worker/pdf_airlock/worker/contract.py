@@ -16,6 +16,8 @@ from typing import Final
 
 __all__ = [
     "LINE_KINDS",
+    "MARKDOWN_MAX_LEVEL",
+    "MARKDOWN_PAGE_SEPARATOR",
     "PROBE_KIND",
     "SANDBOX_LAYERS",
     "STRICT_LOADS_ENV",
@@ -77,6 +79,11 @@ SANDBOX_LAYERS: Final = (
 # ``{kind: value}`` on one line: ``progress`` (pages done, with ``total``) when the caller asked
 # for progress; ``selection`` and ``page`` from a streamed ``pdf_read`` (a two-ended read).
 LINE_KINDS: Final = ("progress", "selection", "page")
+
+# ``pdf_markdown``: the deepest heading level (``####``), and what joins two pages' Markdown in an
+# answer (the job child counts it against ``max_chars``; the supervisor puts it there).
+MARKDOWN_MAX_LEVEL: Final = 4
+MARKDOWN_PAGE_SEPARATOR: Final = "\n\n"
 
 
 class WorkerError(Exception):

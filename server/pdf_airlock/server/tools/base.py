@@ -38,6 +38,7 @@ __all__ = [
     "more",
     "password",
     "png_block",
+    "position_of",
     "published",
     "source",
     "start_of",
@@ -147,6 +148,12 @@ def source(document: Document) -> dict[str, Any]:
 
 
 OutputT = TypeVar("OutputT", bound=BaseModel)
+
+
+def position_of(token: str | None, document: Document, tool: str, key: str) -> dict[str, int]:
+    """The position a cursor continues from: its decoded state, or ``{"index": 0, "offset": 0}``
+    (the start of a text selection) without a cursor."""
+    return decode_cursor(token, document.sha256, tool, key) if token else {"index": 0, "offset": 0}
 
 
 def start_of(token: str | None, document: Document, tool: str, key: str) -> int:

@@ -17,9 +17,17 @@ from pydantic import BaseModel, Field
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.policy.paths import Document
-from pdf_airlock.server.tools.base import JobRunner, Paged, Position, ToolSpec, password, published
+from pdf_airlock.server.tools.base import (
+    JobRunner,
+    Paged,
+    Position,
+    ToolSpec,
+    password,
+    position_of,
+    published,
+)
 from pdf_airlock.server.tools.chunks import Span, chunk_markdown
-from pdf_airlock.server.tools.cursors import decode_cursor, selection_key
+from pdf_airlock.server.tools.cursors import selection_key
 from pdf_airlock.server.tools.models import (
     MAX_CHARS_CEILING,
     Cursor,
@@ -28,11 +36,12 @@ from pdf_airlock.server.tools.models import (
     SourceFields,
 )
 from pdf_airlock.server.tools.untrusted import MAX_PAGES_IN_ANSWER, Bounded, Label, UntrustedModel
+from pdf_airlock.worker.contract import MARKDOWN_MAX_LEVEL, MARKDOWN_PAGE_SEPARATOR
 
 __all__ = ["TOOL"]
 
-MAX_LEVEL = 4
-PAGE_SEPARATOR = "\n\n"
+MAX_LEVEL = MARKDOWN_MAX_LEVEL
+PAGE_SEPARATOR = MARKDOWN_PAGE_SEPARATOR
 
 
 # -- what its job child may return ------------------------------------------------------------
@@ -189,9 +198,7 @@ async def pdf_markdown(
     runner: JobRunner, args: PdfMarkdownInput, document: Document
 ) -> tuple[BaseModel, str]:
     key = selection_key(pages=args.pages)
-    position: dict[str, int] = {"index": 0, "offset": 0}
-    if args.cursor:
-        position = decode_cursor(args.cursor, document.sha256, "pdf_markdown", key)
+    position = position_of(args.cursor, document, "pdf_markdown", key)
     job_args = {
         "pages": args.pages,
         "password": password(args),

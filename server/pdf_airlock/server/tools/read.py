@@ -17,9 +17,10 @@ from pdf_airlock.server.tools.base import (
     Position,
     ToolSpec,
     password,
+    position_of,
     published,
 )
-from pdf_airlock.server.tools.cursors import decode_cursor, selection_key
+from pdf_airlock.server.tools.cursors import selection_key
 from pdf_airlock.server.tools.models import (
     MAX_CHARS_CEILING,
     Cursor,
@@ -89,9 +90,7 @@ class PdfReadOutput(SourceFields):
 
 async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) -> tuple[BaseModel, str]:
     key = selection_key(pages=args.pages, engine=args.engine)
-    position = {"index": 0, "offset": 0}
-    if args.cursor:
-        position = decode_cursor(args.cursor, document.sha256, "pdf_read", key)
+    position = position_of(args.cursor, document, "pdf_read", key)
     job_args = {
         "pages": args.pages,
         "password": password(args),

@@ -24,6 +24,7 @@ from typing import Any, Final
 import pypdfium2 as pdfium
 
 from pdf_airlock.worker import progress
+from pdf_airlock.worker.contract import MARKDOWN_PAGE_SEPARATOR
 from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
 from pdf_airlock.worker.pdf.opening import open_document
@@ -40,7 +41,7 @@ MAX_IMAGE_NAMES: Final = 1000
 MAX_OUTLINE_ITEMS: Final = 2000
 MAX_OUTLINE_DEPTH: Final = 8
 _MAX_TITLE_CHARS: Final = 300
-PAGE_SEPARATOR: Final = "\n\n"  # between two pages in the published Markdown
+PAGE_SEPARATOR: Final = MARKDOWN_PAGE_SEPARATOR
 MAX_WARNINGS: Final = 100
 _LEVEL_KEYS: Final = tuple(f"h{level}" for level in range(1, MAX_LEVEL + 1))
 

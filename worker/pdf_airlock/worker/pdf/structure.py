@@ -23,15 +23,15 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from pdf_airlock.worker.contract import MARKDOWN_MAX_LEVEL
 from pdf_airlock.worker.pdf.layoutlines import PageImage, PageLines, TextLine
 
 __all__ = ["Block", "Census", "page_blocks"]
 
-MAX_LEVEL: Final = 4
+MAX_LEVEL: Final = MARKDOWN_MAX_LEVEL
 _EDGE_SHARE: Final = 0.09  # the top and bottom bands where running headers and footers live
 _RUNNING_SHARE: Final = 0.5
 _HEADING_SIZE_RATIO: Final = 1.12
@@ -461,7 +461,3 @@ def sample_positions(count: int, limit: int) -> list[int]:
         return list(range(count))
     step = (count - 1) / (limit - 1)
     return sorted({round(i * step) for i in range(limit)})
-
-
-def flatten(groups: Iterable[list[Block]]) -> list[Block]:
-    return [block for group in groups for block in group]
