@@ -55,6 +55,7 @@ WORKER_CODES: Final[frozenset[str]] = frozenset(
         "memory_limit",
         "output_limit",
         "decompression_limit",
+        "complexity_limit",
         "invalid_arguments",
         "timeout",
         "internal",

@@ -54,8 +54,8 @@ INSTRUCTIONS: Final = (
     "structuredContent.error = {code, message, retryable, details}, where code is one of: "
     "invalid_arguments, path_denied, not_found, not_a_file, too_large, not_a_pdf, encrypted, "
     "wrong_password, malformed, page_out_of_range, timeout, cpu_limit, memory_limit, output_limit, "
-    "decompression_limit, crashed, sandbox_violation, cancelled, overloaded, worker_unavailable, "
-    "internal."
+    "decompression_limit, complexity_limit, crashed, sandbox_violation, cancelled, overloaded, "
+    "worker_unavailable, internal."
 )
 
 # mcp_types.version: the handshake era, and the per-request-envelope era.

@@ -107,6 +107,6 @@ TOOL = ToolSpec(
     output_model=PdfAnnotationsOutput,
     run=pdf_annotations,
     category="structure",
-    rank=5,
+    rank=6,
     paged=Paged("annotations"),
 )

@@ -120,6 +120,6 @@ TOOL = ToolSpec(
     output_model=PdfAttachmentsOutput,
     run=pdf_attachments,
     category="security",
-    rank=4,
+    rank=5,
     paged=Paged("attachments"),
 )

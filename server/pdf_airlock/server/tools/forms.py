@@ -115,6 +115,6 @@ TOOL = ToolSpec(
     output_model=PdfFormsOutput,
     run=pdf_forms,
     category="structure",
-    rank=6,
+    rank=7,
     paged=Paged("fields"),
 )

@@ -172,6 +172,6 @@ TOOL = ToolSpec(
     output_model=PdfImagesOutput,
     run=pdf_images,
     category="render",
-    rank=10,
+    rank=11,
     paged=Paged("images"),
 )

@@ -100,6 +100,6 @@ TOOL = ToolSpec(
     output_model=PdfOutlineOutput,
     run=pdf_outline,
     category="structure",
-    rank=3,
+    rank=4,
     paged=Paged("items", flags=("truncated",)),
 )

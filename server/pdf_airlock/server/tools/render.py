@@ -118,5 +118,5 @@ TOOL = ToolSpec(
     output_model=PdfRenderOutput,
     run=pdf_render,
     category="render",
-    rank=9,
+    rank=10,
 )

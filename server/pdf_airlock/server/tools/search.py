@@ -142,6 +142,6 @@ TOOL = ToolSpec(
     output_model=PdfSearchOutput,
     run=pdf_search,
     category="text",
-    rank=8,
+    rank=9,
     paged=Paged("hits", summed=("pages_searched",), join_edge=_count_shared_page_once),
 )

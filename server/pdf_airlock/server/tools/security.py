@@ -139,5 +139,5 @@ TOOL = ToolSpec(
     output_model=PdfSecurityOutput,
     run=pdf_security,
     category="security",
-    rank=7,
+    rank=8,
 )

@@ -24,13 +24,22 @@ from typing import Any, Final
 import pypdfium2 as pdfium
 
 from pdf_airlock.worker import progress
-from pdf_airlock.worker.contract import MARKDOWN_PAGE_SEPARATOR
+from pdf_airlock.worker.contract import MARKDOWN_PAGE_SEPARATOR, WorkerError
 from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT
-from pdf_airlock.worker.pdf.structure import MAX_LEVEL, Census, outline_key, page_blocks, sample_positions
+from pdf_airlock.worker.pdf.structure import (
+    MAX_LEVEL,
+    Block,
+    Census,
+    Placed,
+    outline_key,
+    page_blocks,
+    sample_positions,
+)
+from pdf_airlock.worker.pdf.tables import Table, read_page
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -47,12 +56,14 @@ _LEVEL_KEYS: Final = tuple(f"h{level}" for level in range(1, MAX_LEVEL + 1))
 
 
 class _Pages:
-    """Pages' lines by index, read from PDFium on demand (each page once per job)."""
+    """Pages' lines and tables by index, read from PDFium on demand (each page once per job)."""
 
-    def __init__(self, document: Any, opened: Any) -> None:
+    def __init__(self, document: Any, opened: Any, warnings: list[str]) -> None:
         self.document = document
         self.opened = opened
+        self.warnings = warnings
         self.cache: dict[int, PageLines] = {}
+        self.tables: dict[int, list[Table]] = {}
         self._pdf: Any = None
 
     def get(self, index: int) -> PageLines:
@@ -63,20 +74,43 @@ class _Pages:
                 self.cache[index] = PageLines(width=0.0, height=0.0, lines=[], images=[], cut=True)
                 return self.cache[index]
             try:
-                self.cache[index] = pdfium_page_lines(page, self._image_names(index))
+                names = self._image_names(index)
+                try:
+                    self.cache[index], self.tables[index] = read_page(page, names)
+                except WorkerError as error:  # too many graphic objects to look for tables
+                    self.warnings.append(f"page {index + 1}: no tables looked for ({error.message})")
+                    self.cache[index], self.tables[index] = pdfium_page_lines(page, names), []
             finally:
                 page.close()
         return self.cache[index]
+
+    def blocks(self, index: int, census: Census) -> list[Block]:
+        """The page's blocks, its tables among them."""
+        lines = self.get(index)
+        tables = self.tables.get(index, [])
+        placed = [
+            Placed(
+                table.top,
+                table.bottom,
+                table.x0,
+                Block("table", rows=tuple(tuple(row) for row in table.rows)),
+            )
+            for table in tables
+        ]
+        held = {id(lines.lines[i]) for table in tables for i in table.lines}
+        return page_blocks(lines, census, placed, held)
 
     def load(self, indices: set[int]) -> None:
         for index in sorted(indices):
             self.get(index)
 
-    def stream(self, order: list[int]) -> Iterator[tuple[int, PageLines]]:
+    def stream(self, order: list[int], census: Census) -> Iterator[tuple[int, PageLines, list[Block]]]:
         for index in order:
             lines = self.get(index)
+            blocks = self.blocks(index, census)
             self.cache.pop(index, None)
-            yield index, lines
+            self.tables.pop(index, None)
+            yield index, lines, blocks
 
     def _image_names(self, index: int) -> list[str]:
         """The names of the images the page's content draws directly, in content order (what
@@ -162,7 +196,7 @@ def _context(
         if not 0 < position <= len(selection):
             continue
         index = selection[position - 1]
-        rendered = render_page(page_blocks(pages.cache[index], census), index + 1)
+        rendered = render_page(pages.blocks(index, census), index + 1)
         limit = start_offset if position - 1 == start_index else len(rendered.text) + 1
         found = [text for offset, lvl, text in rendered.headings if lvl == level and offset < limit]
         if found:
@@ -177,7 +211,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     try:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
-        pages = _Pages(document, opened)
+        pages = _Pages(document, opened, warnings)
         census_indices = set(sample_positions(page_count, CENSUS_PAGES))
         pages.load(census_indices)
         sampled = [pages.cache[index] for index in sorted(census_indices)]
@@ -185,6 +219,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         for index in list(pages.cache):
             if index not in census_indices:
                 del pages.cache[index]
+                pages.tables.pop(index, None)
         start_index = int(args.get("start_index", 0))
         context = _context(pages, census, args, selection) if start_index or args.get("start_offset") else []
         result = _forward(pages, census, selection, args, warnings=warnings, document=document)
@@ -217,7 +252,7 @@ def _forward(
     out: list[dict[str, Any]] = []
     todo = selection[start_index:]
     next_position: dict[str, int] | None = None
-    for position, (index, lines) in enumerate(pages.stream(todo)):
+    for position, (index, lines, blocks) in enumerate(pages.stream(todo, census)):
         if lines.cut:
             warnings.append(f"page {index + 1}: only its first lines were read (too many text lines)")
         if not lines.lines and lines.images:
@@ -226,7 +261,7 @@ def _forward(
             )
         if out:  # the blank line the supervisor puts between two pages counts too
             budget -= len(PAGE_SEPARATOR)
-        rendered = render_page(page_blocks(lines, census), index + 1)
+        rendered = render_page(blocks, index + 1)
         offset = int(args.get("start_offset", 0)) if position == 0 else 0
         text = rendered.text[offset:]
         fits = len(text) <= budget

@@ -3,10 +3,11 @@
 Input: one page of an untrusted document, loaded by PDFium. PDFium's text page gives every
 character with its box and font size, and marks where its own reading breaks a line. A line is
 cut again where the baseline jumps (a hyphen PDFium dropped with the break comes back) and where
-two characters on one baseline are far apart (table cells, two columns), so each ``TextLine`` is
-one run of text. Each keeps its box (measured from the top of the page), its dominant font size
-(weighted by characters) and whether it is bold or italic (from its font's weight, flags and
-name: ``Helvetica-Bold``, ``ABCDEF+Arial,Bold``), asked once per text object. Images are found
+two characters on one baseline are far apart (table cells, two columns) or a vertical rule
+runs between them (a ruled table's cell border), so each ``TextLine`` is one run of text. Each
+keeps its box (measured from the top of the page), its dominant font size (weighted by
+characters) and whether it is bold or italic (from its font's weight, flags and name:
+``Helvetica-Bold``, ``ABCDEF+Arial,Bold``), asked once per text object. Images are found
 among the page's objects, with the XObject name ``pdf_images`` lists them by when the page's
 content names it directly. The work is linear in the page's characters, at most
 ``MAX_CHARS_PER_PAGE`` of them.
@@ -14,13 +15,15 @@ content names it directly. The work is linear in the page's characters, at most
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from pdf_airlock.worker.pdf.textnorm import pdfium_text
 
-__all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "char_text", "pdfium_page_lines"]
+__all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "VerticalRules", "char_text", "pdfium_page_lines"]
 
 # A page with more text lines or characters than this keeps its first ones and says so (a bound
 # on the work per page).
@@ -80,10 +83,11 @@ _SPACES: Final = frozenset({0x20, 0x09, 0xA0})
 _PDFIUM_HYPHENS: Final = frozenset({0xFFFE, 0x02})  # a hyphen PDFium joined across a break
 _HYPHEN_MARK: Final = "\ufffe"
 _MAX_CODE_POINT: Final = 0x10FFFF
-_CELL_GAP_EMS: Final = 1.2  # a gap this many font sizes wide on one baseline starts a new line
+_CELL_GAP_EMS: Final = 1.0  # a gap this many font sizes wide on one baseline starts a new line
 _BASELINE_JUMP: Final = 0.5  # a baseline this many font sizes away starts a new line
 _BOLD_WEIGHT: Final = 600
 _ITALIC_FLAG: Final = 1 << 6
+_RULE_SLACK: Final = 0.5  # a rule this close outside the gap still parts the characters
 
 
 @dataclass(slots=True)
@@ -97,6 +101,21 @@ class _Run:
     y1: float
     em: float
     indices: list[int]
+
+
+class VerticalRules:
+    """Vertical rules (x, top, bottom, in points from the top-left) that cut a line of text."""
+
+    def __init__(self, rules: Sequence[tuple[float, float, float]]) -> None:
+        self.rules = sorted(rules)
+        self.xs = [x for x, _, _ in self.rules]
+
+    def between(self, left: float, right: float, top: float, bottom: float) -> bool:
+        """Whether a rule crosses the gap from ``left`` to ``right`` at this height."""
+        start = bisect.bisect_left(self.xs, left - _RULE_SLACK)
+        end = bisect.bisect_right(self.xs, right + _RULE_SLACK)
+        middle = (top + bottom) / 2
+        return any(rule_top <= middle <= rule_bottom for _, rule_top, rule_bottom in self.rules[start:end])
 
 
 class _Styles:
@@ -150,7 +169,7 @@ def char_text(code: int) -> str:
 class _Gatherer:
     """Cuts a text page's characters into lines, one character at a time."""
 
-    def __init__(self, raw: Any, page: PageLines) -> None:
+    def __init__(self, raw: Any, page: PageLines, cuts: VerticalRules | None) -> None:
         import ctypes
 
         import pypdfium2.raw as pdfium_c
@@ -163,6 +182,7 @@ class _Gatherer:
         self.x = ctypes.c_double()
         self.y = ctypes.c_double()
         self.run: _Run | None = None
+        self.cuts = cuts
 
     def add(self, index: int) -> None:
         code = self.c.FPDFText_GetUnicode(self.raw, index)
@@ -181,7 +201,7 @@ class _Gatherer:
             jumped = abs(box.bottom - run.y0) > _BASELINE_JUMP * run.em and abs(box.top - run.y1) > (
                 _BASELINE_JUMP * run.em
             )
-            if jumped or box.left - run.x1 > _CELL_GAP_EMS * run.em:
+            if jumped or box.left - run.x1 > _CELL_GAP_EMS * run.em or self._ruled(box):
                 if jumped and run.chars and run.chars[-1] == _HYPHEN_MARK:
                     run.chars[-1] = "-"  # PDFium's mark of a hyphen it joined across the break
                 self.close()
@@ -193,6 +213,13 @@ class _Gatherer:
         run.indices.append(index)
         run.x0, run.x1 = min(run.x0, box.left), max(run.x1, box.right)
         run.y0, run.y1 = min(run.y0, box.bottom), max(run.y1, box.top)
+
+    def _ruled(self, box: Any) -> bool:
+        run = self.run
+        if self.cuts is None or run is None or not self.cuts.xs:
+            return False
+        top, bottom = self.page.height - box.top, self.page.height - box.bottom
+        return self.cuts.between(run.x1, max(box.left, run.x1), top, bottom)
 
     def close(self) -> None:
         """The open run as a line of the page, if it has any text. Its size and style are those
@@ -221,9 +248,9 @@ class _Gatherer:
         )
 
 
-def pdfium_page_lines(page: Any, image_names: list[str]) -> PageLines:
+def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | None = None) -> PageLines:
     """The lines and images of one PDFium page; ``image_names`` names the page's images in
-    content order (the names ``pdf_images`` uses)."""
+    content order (the names ``pdf_images`` uses); ``cuts`` part lines where a rule runs."""
     import pypdfium2.raw as pdfium_c
 
     width, height = page.get_size()
@@ -233,7 +260,7 @@ def pdfium_page_lines(page: Any, image_names: list[str]) -> PageLines:
         count = int(pdfium_c.FPDFText_CountChars(textpage.raw))
         if count > MAX_CHARS_PER_PAGE:
             count, result.cut = MAX_CHARS_PER_PAGE, True
-        gatherer = _Gatherer(textpage.raw, result)
+        gatherer = _Gatherer(textpage.raw, result, cuts)
         for index in range(count):
             gatherer.add(index)
             if len(result.lines) >= MAX_LINES_PER_PAGE:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import io
 from typing import Any, Final
 
-__all__ = ["SAMPLE_PASSWORD", "SAMPLE_TEXT", "tiny_document", "tiny_pdf"]
+__all__ = ["SAMPLE_PASSWORD", "SAMPLE_TABLE", "SAMPLE_TEXT", "table_pdf", "tiny_document", "tiny_pdf"]
 
 SAMPLE_TEXT: Final = "pdf-airlock warm-up"
+SAMPLE_TABLE: Final = (("Name", "Count"), ("warm", "1"), ("up", "2"))
 SAMPLE_PASSWORD: Final = "warm-up"  # noqa: S105 - protects only the generated warm-up file
 
 
@@ -57,4 +58,23 @@ def tiny_pdf(encryption: object = None) -> bytes:
             meta["xmp:CreateDate"] = "2026-01-01T00:00:00Z"
     out = io.BytesIO()
     pdf.save(out, encryption=encryption or False)
+    return out.getvalue()
+
+
+def table_pdf() -> bytes:
+    """A trusted page with ``SAMPLE_TABLE`` twice: in a ruled grid, and aligned by whitespace
+    alone (the table finder's two paths)."""
+
+    ops = ["0.5 w"]
+    for row, cells in enumerate(SAMPLE_TABLE):
+        for column, text in enumerate(cells):
+            x, y = 72 + 120 * column, 700 - 20 * row
+            ops.append(f"{x} {y} 120 20 re S")
+            ops.append(f"BT /F1 10 Tf {x + 4} {y + 6} Td ({text}) Tj ET")
+            ops.append(f"BT /F1 10 Tf {x} {y - 200} Td ({text}) Tj ET")
+    pdf = tiny_document(attachment=False)
+    page = pdf.pages[0]
+    page.obj.Contents = pdf.make_stream("\n".join(ops).encode())
+    out = io.BytesIO()
+    pdf.save(out)
     return out.getvalue()

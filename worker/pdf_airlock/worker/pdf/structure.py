@@ -10,8 +10,9 @@ about them. The work is about linear in the lines of a page (sorting aside).
 2. Per page: running headers, footers and lone page numbers near the edges are dropped. Columns:
    a vertical gutter that no line crosses, with lines on both sides, splits the page; lines that
    cross it (a title, an abstract, a wide figure) cut the page into bands, each read left column
-   first. Lines on one baseline in a column form a row; rows of several cells whose cell starts
-   line up over consecutive rows are a table.
+   first. Lines on one baseline in a column form a row. Tables come from the table finder
+   (``pdf_airlock.worker.pdf.tables``): their lines are left out here and each table is placed
+   where it sits, as images are.
 3. Rows are then headings (a heading style, short, not a sentence), list items (a bullet or a
    number, nesting by indentation; lines indented under an item continue it), or paragraph
    lines, joined across line breaks (a hyphen between two letters at a line's end is dropped)
@@ -23,13 +24,14 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from pdf_airlock.worker.contract import MARKDOWN_MAX_LEVEL
-from pdf_airlock.worker.pdf.layoutlines import PageImage, PageLines, TextLine
+from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine
 
-__all__ = ["Block", "Census", "page_blocks"]
+__all__ = ["Block", "Census", "Placed", "Row", "join_line", "page_blocks", "reading_order", "rows_of"]
 
 MAX_LEVEL: Final = MARKDOWN_MAX_LEVEL
 _EDGE_SHARE: Final = 0.09  # the top and bottom bands where running headers and footers live
@@ -38,14 +40,11 @@ _HEADING_SIZE_RATIO: Final = 1.12
 _BOLD_HEADING_MIN_RATIO: Final = 0.95
 _MAX_HEADING_CHARS: Final = 160
 _ROW_OVERLAP: Final = 0.5
-_CELL_GAP_EMS: Final = 1.5
-_ALIGN_TOLERANCE: Final = 6.0
 _INDENT_EMS: Final = 1.0
 _PARAGRAPH_GAP: Final = 0.9  # a vertical gap over this many line heights ends a paragraph
 _SHORT_LINE: Final = 0.8  # a line ending before this share of the column width may end one
 _GUTTER_MIN_SIDE: Final = 3
 _GUTTER_TRIES: Final = 8
-_MAX_TABLE_COLUMNS: Final = 32
 _COLUMN_END_SHARE: Final = 0.12  # a left column's lines end this close to the gutter (median)
 _COLUMN_MIN_WIDTH: Final = 0.2  # and a column's lines are at least this wide (median)
 _NEST_STEP: Final = 4.0
@@ -163,7 +162,7 @@ def _kept(page: PageLines, census: Census) -> list[TextLine]:
 
 
 @dataclass(slots=True)
-class _Row:
+class Row:
     """Lines on one baseline, left to right (``_rows`` sorts them once the row is complete)."""
 
     cells: list[TextLine]
@@ -171,7 +170,7 @@ class _Row:
     bottom: float = 0.0
 
     @classmethod
-    def of(cls, line: TextLine) -> _Row:
+    def of(cls, line: TextLine) -> Row:
         return cls([line], line.top, line.bottom)
 
     def add(self, line: TextLine) -> None:
@@ -222,7 +221,7 @@ def _fills_column(lines: list[TextLine], gutter: float, width: float) -> bool:
     return wide and _median([gutter - line.x1 for line in left]) <= _COLUMN_END_SHARE * width
 
 
-def _reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
+def reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
     """Lines grouped into column runs in reading order (each run read top to bottom)."""
     ordered = sorted(lines, key=lambda line: (line.top, line.x0))
     gutter = _gutter(ordered, width)
@@ -246,8 +245,8 @@ def _reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
     return runs
 
 
-def _rows(run: list[TextLine]) -> list[_Row]:
-    rows: list[_Row] = []
+def rows_of(run: list[TextLine]) -> list[Row]:
+    rows: list[Row] = []
     for line in sorted(run, key=lambda line: (line.top, line.x0)):
         if rows:
             row = rows[-1]
@@ -255,45 +254,13 @@ def _rows(run: list[TextLine]) -> list[_Row]:
             if overlap >= _ROW_OVERLAP * min(line.height, row.bottom - row.top):
                 row.add(line)
                 continue
-        rows.append(_Row.of(line))
+        rows.append(Row.of(line))
     for row in rows:
         row.cells.sort(key=lambda cell: cell.x0)
     return rows
 
 
-def _is_table_row(row: _Row) -> bool:
-    if len(row.cells) < 2:
-        return False
-    em = max(row.first.size, 1.0)
-    return all(b.x0 - a.x1 >= _CELL_GAP_EMS * em for a, b in zip(row.cells, row.cells[1:], strict=False))
-
-
-def _aligned(a: _Row, b: _Row) -> bool:
-    starts = [cell.x0 for cell in a.cells]
-    common = sum(1 for cell in b.cells if any(abs(cell.x0 - x) <= _ALIGN_TOLERANCE for x in starts))
-    return common >= 2
-
-
-def _table(rows: list[_Row]) -> Block:
-    starts: list[float] = []
-    for row in rows:
-        for cell in row.cells:
-            if not any(abs(cell.x0 - x) <= _ALIGN_TOLERANCE for x in starts):
-                starts.append(cell.x0)
-                if len(starts) > _MAX_TABLE_COLUMNS:
-                    return Block("paragraph", " ".join(row.text for row in rows))
-    starts.sort()
-    table = []
-    for row in rows:
-        cells = [""] * len(starts)
-        for cell in row.cells:
-            column = min(range(len(starts)), key=lambda i: abs(starts[i] - cell.x0))
-            cells[column] = f"{cells[column]} {cell.text}".strip()
-        table.append(tuple(cells))
-    return Block("table", rows=tuple(table))
-
-
-def _join(parts: list[str], more: str) -> None:
+def join_line(parts: list[str], more: str) -> None:
     """The next line of a block onto its parts (joined at the end, so a long block is not copied
     line by line): a hyphen between letters at the break is dropped, else a space joins them."""
     last = parts[-1] if parts else ""
@@ -314,7 +281,7 @@ class _Builder:
     blocks: list[Block] = field(default_factory=list)
     parts: list[str] = field(default_factory=list)
     kind: str = ""
-    last: _Row | None = None
+    last: Row | None = None
     item_x: list[float] = field(default_factory=list)
     style: tuple[float, bool] | None = None
     level: int = 0
@@ -335,12 +302,12 @@ class _Builder:
     def new_run(self) -> None:
         self.last = None
 
-    def add(self, row: _Row, column_x0: float, column_x1: float) -> None:
+    def add(self, row: Row, column_x0: float, column_x1: float) -> None:
         line = row.first
         text = row.text
         indent = line.x0 - column_x0
         if self.last is None and self.kind in ("paragraph", "item") and text[:1].islower():
-            _join(self.parts, text)  # it goes on from the column before
+            join_line(self.parts, text)  # it goes on from the column before
             self.last = row
             return
         gap = row.top - self.last.bottom if self.last is not None else 0.0
@@ -359,19 +326,19 @@ class _Builder:
                 self.kind, self.parts, self.style = "heading", [text], style
                 self.level = self.census.level(line)
                 self.item_x = []
-        elif (item := _list_marker(text)) is not None:
+        elif (item := list_marker(text)) is not None:
             self.flush()
             marker, body = item
             self._nest(indent)
             self.kind, self.parts, self.marker = "item", [body], marker
         elif self.kind == "item" and self.last is not None and not spaced and indent > self.item_x[-1] + 1.0:
-            _join(self.parts, text)
+            join_line(self.parts, text)
         elif self.kind != "paragraph" or spaced or self._new_paragraph(line, column_x0, column_x1):
             self.flush()
             self.item_x = [] if spaced or indent <= 1.0 else self.item_x
             self.kind, self.parts = "paragraph", [text]
         else:
-            _join(self.parts, text)
+            join_line(self.parts, text)
         self.last = row
 
     def _nest(self, x0: float) -> None:
@@ -400,7 +367,7 @@ def _heading_by_number(census: Census, line: TextLine, text: str) -> bool:
     )
 
 
-def _list_marker(text: str) -> tuple[str, str] | None:
+def list_marker(text: str) -> tuple[str, str] | None:
     bullet = _BULLET.match(text)
     if bullet:
         return "-", bullet.group(2)
@@ -410,49 +377,47 @@ def _list_marker(text: str) -> tuple[str, str] | None:
     return None
 
 
-def page_blocks(page: PageLines, census: Census) -> list[Block]:
-    """The blocks of one page in reading order (images where they sit)."""
-    lines = _kept(page, census)
+class Placed(NamedTuple):
+    """A block that is not text lines (an image, a table) and where it sits on the page."""
+
+    top: float
+    bottom: float
+    x0: float
+    block: Block
+
+
+def page_blocks(
+    page: PageLines, census: Census, tables: Sequence[Placed] = (), held: Set[int] = frozenset()
+) -> list[Block]:
+    """The blocks of one page in reading order, images and ``tables`` (found by the table
+    finder, holding the page's lines ``held``) where they sit."""
+    lines = [line for line in _kept(page, census) if id(line) not in held]
     builder = _Builder(census)
-    images = sorted(page.images, key=lambda image: (image.top, image.x0))
-    for run in _reading_order(lines, page.width):
-        rows = _rows(run)
+    images = [Placed(image.top, image.bottom, image.x0, Block("image", image.name)) for image in page.images]
+    waiting = sorted([*images, *tables], key=lambda placed: (placed.top, placed.x0))
+    for run in reading_order(lines, page.width):
+        rows = rows_of(run)
         column_x0 = min(line.x0 for line in run)
         column_x1 = max(line.x1 for line in run)
         builder.new_run()
-        index = 0
-        while index < len(rows):
-            images = _place_images(images, rows[index].top, builder)
-            end = index
-            while (
-                end + 1 < len(rows)
-                and _is_table_row(rows[end])
-                and _is_table_row(rows[end + 1])
-                and (_aligned(rows[end], rows[end + 1]))
-            ):
-                end += 1
-            if end > index:
-                builder.flush()
-                builder.blocks.append(_table(rows[index : end + 1]))
-                builder.last = rows[end]
-                index = end + 1
-                continue
-            builder.add(rows[index], column_x0, column_x1)
-            index += 1
+        for row in rows:
+            waiting = _place(waiting, row.top, builder)
+            builder.add(row, column_x0, column_x1)
     builder.flush()
-    return builder.blocks + [Block("image", image.name) for image in images]
+    return builder.blocks + [placed.block for placed in waiting]
 
 
-def _place_images(images: list[PageImage], top: float, builder: _Builder) -> list[PageImage]:
-    """Images above ``top`` go before the row at ``top``; returns the ones still to place."""
-    waiting = []
-    for image in images:
-        if image.bottom <= top + 1.0:
+def _place(waiting: list[Placed], top: float, builder: _Builder) -> list[Placed]:
+    """What ends above ``top`` goes before the row at ``top``; returns what is still to place."""
+    still = []
+    for placed in waiting:
+        if placed.bottom <= top + 1.0 or (placed.block.kind == "table" and placed.top <= top):
             builder.flush()
-            builder.blocks.append(Block("image", image.name))
+            builder.blocks.append(placed.block)
+            builder.last = None
         else:
-            waiting.append(image)
-    return waiting
+            still.append(placed)
+    return still
 
 
 def sample_positions(count: int, limit: int) -> list[int]:
