@@ -161,6 +161,12 @@ def _jobs(password: str | None) -> list[Job]:
             _untrusted("pdf_markdown"),
         ),
         Job(
+            "pdf_tables",
+            "pdf_tables",
+            {"pages": None, "password": password, "max_tables": 50, "start_index": 0, "start_table": 0},
+            _untrusted("pdf_tables"),
+        ),
+        Job(
             "pdf_outline",
             "pdf_outline",
             {"password": password, "max_depth": 16, "max_items": 1000, "start": 0},

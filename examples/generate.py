@@ -37,6 +37,11 @@ WELCOME = [
 LEFT = ["Left column, line one.", "Left column, line two.", "Left column, line three."]
 RIGHT = ["Right column, line one.", "Right column, line two.", "Right column, line three."]
 
+INVOICE_ITEMS = (
+    ("Item", "Qty", "Price", "Total"),
+    ("Sandbox audit", "1", "80.00", "80.00"),
+    ("Seccomp profile review", "2", "20.00", "40.00"),
+)
 FIELD_DA = "/Helv 10 Tf 0 g"
 CHECKBOX_ON = Name("/Agree")  # a checkbox's on state is whatever the form names it, not always /Yes
 COMBO_FLAG = 1 << 17
@@ -251,6 +256,11 @@ def invoice() -> bytes:
     pdf = _document("Invoice 2026-001")
     pdf.add_page()
     _lines(pdf, ["Invoice 2026-001", "Amount due: 120.00 EUR", "Delivery notes are attached."])
+    pdf.ln(6)
+    pdf.set_font("Helvetica", size=11)
+    with pdf.table(col_widths=(60, 20, 25, 25), text_align=("LEFT", "RIGHT", "RIGHT", "RIGHT")) as table:
+        for row in INVOICE_ITEMS:
+            table.row(row)
     with pikepdf.open(io.BytesIO(bytes(pdf.output()))) as doc:
         dates = {"creation_date": PDF_DATE, "mod_date": PDF_DATE}
         doc.attachments["notes.txt"] = pikepdf.AttachedFileSpec(

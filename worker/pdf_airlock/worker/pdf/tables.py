@@ -16,9 +16,9 @@ Input: a page's text lines (``layoutlines``, cut at vertical rules) and its rule
   above it goes on the cells of the row above (a multi-line cell).
 
 Phantoms are refused: fewer than two columns, fewer than three rows without any rule or shading
-to confirm them, a first column of list markers (a list with a hanging indent) or cells as long
-as prose. The work is bounded by the graphics cap (``graphics.MAX_GRAPHIC_OBJECTS``) and
-``MAX_EDGE_PAIRS``.
+to confirm them, a first column of list markers (a list with a hanging indent), cells as long
+as prose, or cells that are mostly sentences (short lines of two columns side by side). The work
+is bounded by the graphics cap (``graphics.MAX_GRAPHIC_OBJECTS``) and ``MAX_EDGE_PAIRS``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ _NARROW: Final = 0.45  # a line this share of its column's width or wider is pro
 _MIN_TEXT_ROWS: Final = 3  # rows a table needs when no rule or shading confirms it
 _MAX_WORDS_PER_CELL: Final = 12.0  # more, on average, and the "cells" are prose
 _MARKER_SHARE: Final = 0.6
+_SENTENCE_WORDS: Final = 3
+_SENTENCE_SHARE: Final = 0.5  # this share of cells reading as sentences: prose, not a table
+_SENTENCE_END: Final = re.compile(r"[.!?]\W*$")
 _SPAN_SHARE: Final = 0.5  # a rule or fill over this share of a table's width parts its rows
 _MARKER: Final = re.compile(
     r"^([\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2013\u2014*\u00b7-]|\(?\d{1,3}[.)]|\(?[a-z][.)]"
@@ -337,6 +340,11 @@ def _plausible(table: Table) -> bool:
     cells = [cell for row in table.rows for cell in row if cell]
     if not cells or sum(len(cell.split()) for cell in cells) / len(cells) > _MAX_WORDS_PER_CELL:
         return False
+    sentences = sum(
+        1 for cell in cells if len(cell.split()) >= _SENTENCE_WORDS and _SENTENCE_END.search(cell)
+    )
+    if sentences >= _SENTENCE_SHARE * len(cells):
+        return False  # lines of prose side by side (two short columns), not cells
     first = [row[0] for row in table.rows if row[0]]
     markers = sum(1 for cell in first if _MARKER.match(cell))
     return not first or markers < _MARKER_SHARE * len(first)
