@@ -454,7 +454,7 @@ _LIKE_FAST = frozenset({"search", "render"})
 def expected(cls: HostileClass, engine: str) -> frozenset[str]:
     if engine in _LIKE_FAST:
         engine = "fast"
-    if engine == "markdown":  # PDFium's text page, as pdf_read's fast engine: the same outcomes
+    if engine in ("markdown", "tables"):  # PDFium's pages, as pdf_read's fast engine: the same outcomes
         engine = "fast"
     if engine in cls.expect:
         return cls.expect[engine]

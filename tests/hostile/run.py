@@ -30,6 +30,7 @@ CALLS = {
     "fast": ("pdf_read", {}),
     "layout": ("pdf_read", {"engine": "layout"}),
     "markdown": ("pdf_markdown", {}),
+    "tables": ("pdf_tables", {}),
     "outline": ("pdf_outline", {}),
     "attachments": ("pdf_attachments", {}),
     "annotations": ("pdf_annotations", {}),

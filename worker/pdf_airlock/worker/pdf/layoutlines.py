@@ -87,6 +87,8 @@ _CELL_GAP_EMS: Final = 1.0  # a gap this many font sizes wide on one baseline st
 _BASELINE_JUMP: Final = 0.5  # a baseline this many font sizes away starts a new line
 _BOLD_WEIGHT: Final = 600
 _ITALIC_FLAG: Final = 1 << 6
+_SCALED_SIZE: Final = 0.5  # a reported size under this share of the box's height is not the size
+_BOX_TO_SIZE: Final = 0.8  # a loose box is about 1.2 font sizes high (ascent to descent)
 _RULE_SLACK: Final = 0.5  # a rule this close outside the gap still parts the characters
 
 
@@ -179,6 +181,7 @@ class _Gatherer:
         self.page = page
         self.styles = _Styles(raw)
         self.box = pdfium_c.FS_RECTF()
+        self.size_box = pdfium_c.FS_RECTF()
         self.x = ctypes.c_double()
         self.y = ctypes.c_double()
         self.run: _Run | None = None
@@ -206,13 +209,23 @@ class _Gatherer:
                     run.chars[-1] = "-"  # PDFium's mark of a hyphen it joined across the break
                 self.close()
         if self.run is None:
-            em = max(float(self.c.FPDFText_GetFontSize(self.raw, index)), 1.0)
+            em = max(self._size(index), 1.0)
             self.run = _Run([], box.left, box.right, box.bottom, box.top, em, [])
         run = self.run
         run.chars.append(_HYPHEN_MARK if code in _PDFIUM_HYPHENS else char_text(code))
         run.indices.append(index)
         run.x0, run.x1 = min(run.x0, box.left), max(run.x1, box.right)
         run.y0, run.y1 = min(run.y0, box.bottom), max(run.y1, box.top)
+
+    def _size(self, index: int) -> float:
+        """The character's font size; where PDFium reports a size far below its box's height (a
+        font set at size 1 and scaled by the text matrix), one read from the box."""
+        size = float(self.c.FPDFText_GetFontSize(self.raw, index))
+        if self.c.FPDFText_GetLooseCharBox(self.raw, index, self.size_box):
+            height = self.size_box.top - self.size_box.bottom
+            if size < _SCALED_SIZE * height:
+                return float(height) * _BOX_TO_SIZE
+        return size
 
     def _ruled(self, box: Any) -> bool:
         run = self.run
@@ -232,7 +245,7 @@ class _Gatherer:
         if not text:
             return
         samples = sorted({run.indices[0], run.indices[len(run.indices) // 2], run.indices[-1]})
-        sizes = sorted(float(self.c.FPDFText_GetFontSize(self.raw, index)) for index in samples)
+        sizes = sorted(self._size(index) for index in samples)
         styles = [self.styles.of(index) for index in samples]
         self.page.lines.append(
             TextLine(

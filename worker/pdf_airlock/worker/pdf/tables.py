@@ -48,6 +48,20 @@ _NARROW: Final = 0.45  # a line this share of its column's width or wider is pro
 _MIN_TEXT_ROWS: Final = 3  # rows a table needs when no rule or shading confirms it
 _MAX_WORDS_PER_CELL: Final = 12.0  # more, on average, and the "cells" are prose
 _MARKER_SHARE: Final = 0.6
+_MIN_FILLED: Final = 0.6  # a table has at least this share of its cells filled
+_FULL: Final = 0.85  # a line this share of its column's width fills it
+_PROSE_WORDS: Final = 4
+_PROSE_SHARE: Final = 0.5
+_PROSE_CHARS: Final = 30
+_WIDE_COLUMNS: Final = 8  # this many columns over ``_FEW_ROWS`` rows: scattered words, not a table
+_FEW_ROWS: Final = 3
+_NUMBERED_SHARE: Final = 0.8
+_DIGIT_SHARE: Final = 0.6
+_NUMBERED_MAX_COLUMNS: Final = 3
+_NUMBERED_TEXT_WORDS: Final = 3.0
+_GARBLED_SHARE: Final = 0.3
+_RULED_MIN_FILLED: Final = 0.1
+_UNMAPPED: Final = re.compile(r"[\x00-\x08\x0b-\x1f\ufffd]")
 _SENTENCE_WORDS: Final = 3
 _SENTENCE_SHARE: Final = 0.5  # this share of cells reading as sentences: prose, not a table
 _SENTENCE_END: Final = re.compile(r"[.!?]\W*$")
@@ -167,7 +181,8 @@ def _ruled_table(
                 break
     for (row, col), indices in placed.items():
         table.rows[row][col] = _cell_text([page.lines[i] for i in indices])
-    if sum(1 for row in table.rows for cell in row if cell) < 2:
+    filled = [cell for row in table.rows for cell in row if cell]
+    if len(filled) < max(2, _RULED_MIN_FILLED * rows * columns) or _garbled(filled):
         return None
     by_row = [
         [page.lines[i] for (row, _), indices in placed.items() if row == number for i in indices]
@@ -320,7 +335,7 @@ def _text_table(
                     table.spans.append((number, column, 1, width))
         for column, cells in parts.items():
             table.rows[number][column] = _cell_text(cells)
-    if not _plausible(table):
+    if not _plausible(table) or _prose_columns(run, ranges):
         return None
     table.lines = {index_of[id(line)] for line in lines}
     under_header = bool(separators) and any(
@@ -345,9 +360,62 @@ def _plausible(table: Table) -> bool:
     )
     if sentences >= _SENTENCE_SHARE * len(cells):
         return False  # lines of prose side by side (two short columns), not cells
+    if len(table.rows) <= _FEW_ROWS and table.columns >= _WIDE_COLUMNS:
+        return False
+    if _garbled(cells) or len(cells) < _MIN_FILLED * sum(len(row) for row in table.rows):
+        return False  # mostly empty: the labels of a figure, scattered words
+    if table.columns <= _NUMBERED_MAX_COLUMNS and _numbered_lines(table.rows):
+        return False  # numbered lines of a listing, or a margin's line numbers beside the text
     first = [row[0] for row in table.rows if row[0]]
     markers = sum(1 for cell in first if _MARKER.match(cell))
     return not first or markers < _MARKER_SHARE * len(first)
+
+
+def _numbered_lines(rows: list[list[str]]) -> bool:
+    """A column holds numbers alone, another runs of text: numbered lines, not a table."""
+    columns = list(zip(*rows, strict=True))
+    numbered = [i for i, column in enumerate(columns) if _numbers(column)]
+    return any(
+        _mean_words(column) >= _NUMBERED_TEXT_WORDS
+        for i, column in enumerate(columns)
+        if numbered and i not in numbered
+    )
+
+
+def _numbers(column: tuple[str, ...]) -> bool:
+    """Mostly line numbers: cells of digits and letters only, mostly digits (a margin's "31 S32"
+    too; not amounts such as "1,534.92")."""
+    cells = [cell.replace(" ", "") for cell in column if cell]
+    digits = sum(
+        1 for cell in cells if cell.isalnum() and sum(ch.isdigit() for ch in cell) >= _DIGIT_SHARE * len(cell)
+    )
+    return bool(cells) and digits >= _NUMBERED_SHARE * len(cells)
+
+
+def _mean_words(column: tuple[str, ...]) -> float:
+    cells = [cell for cell in column if cell]
+    return sum(len(cell.split()) for cell in cells) / len(cells) if cells else 0.0
+
+
+def _garbled(cells: list[str]) -> bool:
+    """Most cells hold control characters or U+FFFD: text the document's fonts do not map."""
+    bad = sum(1 for cell in cells if _UNMAPPED.search(cell))
+    return bad >= _GARBLED_SHARE * len(cells)
+
+
+def _prose_columns(run: list[Row], ranges: list[tuple[float, float]]) -> bool:
+    """Every column reads as prose: most of its lines run the column's width with several words,
+    or are as long as lines of text (two columns of text that the reading order did not split)."""
+    if len(run) <= _MIN_TEXT_ROWS:
+        return False
+    for index, (x0, x1) in enumerate(ranges):
+        lines = [cell for row in run for cell in row.cells if _columns_of(cell, ranges) == (index, 1)]
+        wordy = [line for line in lines if len(line.text.split()) >= _PROSE_WORDS]
+        full = [line for line in wordy if line.x1 - line.x0 >= _FULL * (x1 - x0)]
+        long = [line for line in wordy if len(line.text) >= _PROSE_CHARS]
+        if not lines or max(len(full), len(long)) < _PROSE_SHARE * len(lines):
+            return False
+    return True
 
 
 # -- the page ------------------------------------------------------------------------------------
