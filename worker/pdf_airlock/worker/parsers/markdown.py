@@ -93,6 +93,7 @@ class _Pages:
                 table.top,
                 table.bottom,
                 table.x0,
+                table.x1,
                 Block("table", rows=tuple(tuple(row) for row in table.rows)),
             )
             for table in tables

@@ -4,7 +4,8 @@ Input: one page of an untrusted document, loaded by PDFium. Tables are drawn wit
 lines (strokes, or rectangles so thin they are lines) and with filled rectangles behind rows or
 cells. This module reads the page's path objects (and those inside form XObjects, with their
 matrices) and keeps the axis-aligned ones: ``Rule`` for a line, ``Fill`` for a shaded,
-non-white rectangle. Curves and slanted segments are not table rules and are skipped.
+non-white rectangle. Curves and slanted segments are not table rules: only where they are is
+kept (a drawing's labels are not a table).
 
 The work is bounded: at most ``MAX_GRAPHIC_OBJECTS`` objects and path segments are examined per
 page; a page with more gets the typed ``complexity_limit`` error rather than minutes of work
@@ -60,8 +61,12 @@ class Fill:
 
 @dataclass(slots=True)
 class PageGraphics:
+    """Rules, fills, and ``marks``: where curves and slanted lines are (points from the top-left),
+    the strokes of drawings and plots rather than of tables."""
+
     rules: list[Rule] = field(default_factory=list)
     fills: list[Fill] = field(default_factory=list)
+    marks: list[tuple[float, float]] = field(default_factory=list)
 
 
 def _compose(inner: _Matrix, outer: _Matrix) -> _Matrix:
@@ -143,7 +148,8 @@ class _Reader:
                 subpath = [point]
             elif kind == c.FPDF_SEGMENT_LINETO:
                 subpath.append(point)
-            else:  # a curve: this subpath is no rule or rectangle
+            else:  # a curve: this subpath is no rule or rectangle, but a drawing's
+                self.found.marks.append(point)
                 subpath = []
             if c.FPDFPathSegment_GetClose(segment) and subpath:
                 subpath.append(subpath[0])
@@ -164,7 +170,8 @@ class _Reader:
             abs(a[0] - b[0]) <= _AXIS_TOLERANCE or abs(a[1] - b[1]) <= _AXIS_TOLERANCE
             for a, b in itertools.pairwise(points)
         )
-        if not axis_aligned:
+        if not axis_aligned:  # a slanted line or shape: a drawing's (arrows, plots)
+            self.found.marks.append(((x0 + x1) / 2, (top + bottom) / 2))
             return
         thin = min(x1 - x0, bottom - top) <= _THIN
         if thin and max(x1 - x0, bottom - top) >= _MIN_RULE and (stroked or self._dark(obj)):

@@ -48,6 +48,7 @@ _GUTTER_TRIES: Final = 8
 _COLUMN_END_SHARE: Final = 0.12  # a left column's lines end this close to the gutter (median)
 _COLUMN_MIN_WIDTH: Final = 0.2  # and a column's lines are at least this wide (median)
 _NEST_STEP: Final = 4.0
+_TABLE_TEXT: Final = "\ufffc"  # the stand-in line of a table in the reading order (OBJECT REPLACEMENT)
 _PAGE_NUMBER: Final = re.compile(
     r"^(page|p\.|seite|pagina)?\s*[-\u2013\u2014(]?\s*(\d{1,5}|[ivxlcdm]{1,7})\s*[-\u2013\u2014)]?"
     r"(\s*(of|/|de|von)\s*\d{1,5})?$",
@@ -383,6 +384,7 @@ class Placed(NamedTuple):
     top: float
     bottom: float
     x0: float
+    x1: float
     block: Block
 
 
@@ -390,28 +392,50 @@ def page_blocks(
     page: PageLines, census: Census, tables: Sequence[Placed] = (), held: Set[int] = frozenset()
 ) -> list[Block]:
     """The blocks of one page in reading order, images and ``tables`` (found by the table
-    finder, holding the page's lines ``held``) where they sit."""
+    finder, holding the page's lines ``held``) where they sit. A table takes part in the reading
+    order as one line of its own box: in a column when it sits in one, across both when it
+    spans them."""
+    stand_ins = {}
+    for table in tables:
+        line = TextLine(_TABLE_TEXT, table.x0, table.x1, table.top, table.bottom, 0.0, False, False)
+        stand_ins[id(line)] = (line, table.block)
     lines = [line for line in _kept(page, census) if id(line) not in held]
+    lines += [line for line, _ in stand_ins.values()]
     builder = _Builder(census)
-    images = [Placed(image.top, image.bottom, image.x0, Block("image", image.name)) for image in page.images]
-    waiting = sorted([*images, *tables], key=lambda placed: (placed.top, placed.x0))
+    waiting = sorted(
+        (
+            Placed(image.top, image.bottom, image.x0, image.x1, Block("image", image.name))
+            for image in page.images
+        ),
+        key=lambda placed: (placed.top, placed.x0),
+    )
     for run in reading_order(lines, page.width):
         rows = rows_of(run)
-        column_x0 = min(line.x0 for line in run)
-        column_x1 = max(line.x1 for line in run)
+        text = [line for line in run if id(line) not in stand_ins] or run
+        column_x0 = min(line.x0 for line in text)
+        column_x1 = max(line.x1 for line in text)
         builder.new_run()
         for row in rows:
             waiting = _place(waiting, row.top, builder)
-            builder.add(row, column_x0, column_x1)
+            cells = []
+            for cell in row.cells:
+                if id(cell) in stand_ins:
+                    builder.flush()
+                    builder.blocks.append(stand_ins[id(cell)][1])
+                    builder.last = None
+                else:
+                    cells.append(cell)
+            if cells:
+                builder.add(Row(cells, row.top, row.bottom), column_x0, column_x1)
     builder.flush()
     return builder.blocks + [placed.block for placed in waiting]
 
 
 def _place(waiting: list[Placed], top: float, builder: _Builder) -> list[Placed]:
-    """What ends above ``top`` goes before the row at ``top``; returns what is still to place."""
+    """Images that end above ``top`` go before the row at ``top``; returns the ones still to place."""
     still = []
     for placed in waiting:
-        if placed.bottom <= top + 1.0 or (placed.block.kind == "table" and placed.top <= top):
+        if placed.bottom <= top + 1.0:
             builder.flush()
             builder.blocks.append(placed.block)
             builder.last = None

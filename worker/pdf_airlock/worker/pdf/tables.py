@@ -60,6 +60,7 @@ _DIGIT_SHARE: Final = 0.6
 _NUMBERED_MAX_COLUMNS: Final = 3
 _NUMBERED_TEXT_WORDS: Final = 3.0
 _GARBLED_SHARE: Final = 0.3
+_DRAWING_MARKS: Final = 2  # curves or slanted lines among a table's cells: a figure
 _RULED_MIN_FILLED: Final = 0.1
 _UNMAPPED: Final = re.compile(r"[\x00-\x08\x0b-\x1f\ufffd]")
 _SENTENCE_WORDS: Final = 3
@@ -335,7 +336,7 @@ def _text_table(
                     table.spans.append((number, column, 1, width))
         for column, cells in parts.items():
             table.rows[number][column] = _cell_text(cells)
-    if not _plausible(table) or _prose_columns(run, ranges):
+    if not _plausible(table) or _prose_columns(run, ranges) or _in_drawing(table, graphics):
         return None
     table.lines = {index_of[id(line)] for line in lines}
     under_header = bool(separators) and any(
@@ -344,6 +345,14 @@ def _text_table(
     bold = _bold_rows([[cell for row in group for cell in row.cells] for group in groups])
     table.header_rows = max(bold, int(under_header))
     return table
+
+
+def _in_drawing(table: Table, graphics: PageGraphics) -> bool:
+    """Curves or slanted lines among the cells: the labels of a figure or a plot."""
+    x0, x1 = table.x0 - _SNAP, table.x1 + _SNAP
+    top, bottom = table.top - _SNAP, table.bottom + _SNAP
+    inside = sum(1 for x, y in graphics.marks if x0 <= x <= x1 and top <= y <= bottom)
+    return inside >= _DRAWING_MARKS
 
 
 def _starts_first_column(row: Row, ranges: list[tuple[float, float]]) -> bool:
