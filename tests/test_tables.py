@@ -162,3 +162,81 @@ async def test_typed_errors(root: Path, name: str, arguments: dict[str, Any], co
     result = await call(root, "pdf_tables", path=name, **arguments)
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == code
+
+
+def _page(ops: list[str]) -> bytes:
+    """One page of raw content with Helvetica as /F1 (the real-world shapes below)."""
+    pdf = pikepdf.new()
+    font = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+        )
+    )
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
+        Contents=pdf.make_stream("\n".join(ops).encode()),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def _text(x: float, y: float, text: str, size: float = 10, matrix: str = "") -> str:
+    return f"BT /F1 {size} Tf {matrix or f'1 0 0 1 {x} {y}'} Tm ({text}) Tj ET"
+
+
+def listing_pdf() -> bytes:
+    """Numbered lines of code: a number column beside text, not a table."""
+    code = [
+        "for (var i = 2; i < 100; ++i) {",
+        "if (!primes[i]) continue;",
+        "for (var k = i + i; k < 100; k += i)",
+    ]
+    code += ["primes[k] = false;", "}", "return primes;"]
+    return _page(
+        [
+            op
+            for n, line in enumerate(code)
+            for op in (_text(72, 700 - 14 * n, str(n + 1)), _text(100, 700 - 14 * n, line))
+        ]
+    )
+
+
+def figure_pdf() -> bytes:
+    """A diagram: labels in rows and columns, with curves running among them."""
+    labels = (("start", "record", "compile"), ("monitor", "trace", "exit"), ("loop", "abort", "leave"))
+    ops = []
+    for row, names in enumerate(labels):
+        for column, label in enumerate(names):
+            x, y = 100 + 150 * column, 700 - 16 * row
+            ops.append(_text(x, y, label))
+            ops.append(f"{x + 40} {y + 3} m {x + 70} {y + 9} {x + 90} {y - 2} {x + 140} {y + 3} c S")
+    return _page(ops)
+
+
+def scaled_font_pdf() -> bytes:
+    """A title and two paragraphs set in a font of size 1 scaled by the matrix (as some producers
+    do): PDFium reports size 1 for every character."""
+    lines = [(18, "Results of the survey")] + [
+        (10, f"Paragraph line {n} of the body text goes on here.") for n in range(6)
+    ]
+    ops = [
+        f"q {size} 0 0 {size} 72 {700 - 22 * n} cm BT /F1 1 Tf 0 0 Td ({text}) Tj ET Q"
+        for n, (size, text) in enumerate(lines)
+    ]
+    return _page(ops)
+
+
+async def test_real_world_shapes(tmp_path: Path) -> None:
+    """Numbered lines of code and a diagram's labels are no tables; a font scaled by the matrix
+    keeps its size (its title is a heading)."""
+    (tmp_path / "listing.pdf").write_bytes(listing_pdf())
+    (tmp_path / "figure.pdf").write_bytes(figure_pdf())
+    (tmp_path / "scaled.pdf").write_bytes(scaled_font_pdf())
+    assert await tables_of(tmp_path, "listing.pdf") == []
+    assert await tables_of(tmp_path, "figure.pdf") == []
+    result = await call(tmp_path, "pdf_markdown", path="scaled.pdf")
+    assert result.structured_content["headings"][0]["text"] == "Results of the survey"
