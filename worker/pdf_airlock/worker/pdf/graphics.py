@@ -105,7 +105,8 @@ class _Reader:
         if self.examined > MAX_GRAPHIC_OBJECTS:
             raise WorkerError(
                 "complexity_limit",
-                f"a page has more than {MAX_GRAPHIC_OBJECTS} graphic objects for the table finder",
+                f"a page has more than {MAX_GRAPHIC_OBJECTS} graphic objects for the table finder "
+                "(select the other pages with `pages`)",
                 {"limit": MAX_GRAPHIC_OBJECTS},
             )
 
