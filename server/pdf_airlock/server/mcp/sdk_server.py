@@ -9,6 +9,7 @@ name is a JSON-RPC ``-32602`` error as the MCP spec asks.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -23,13 +24,20 @@ from pdf_airlock.server.calls import App
 from pdf_airlock.server.config import Settings
 from pdf_airlock.server.mcp.direct_calls import FastCalls
 from pdf_airlock.server.mcp.handshake import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE
+from pdf_airlock.server.pool.child_output import ProgressFn
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.tools.registry import CATEGORIES, TOOLS
 
-__all__ = ["build_app", "build_server", "fast_calls", "run"]
+__all__ = ["CallFn", "build_app", "build_server", "fast_calls", "run"]
+
+# How a transport runs one call: (request context, tool, arguments, progress) -> result. The HTTP
+# transport's adds the principal, its policy and approvals (``pdf_airlock.server.http.calls``).
+CallFn = Callable[
+    [ServerRequestContext[Any], str, dict[str, Any], ProgressFn | None], Awaitable[types.CallToolResult]
+]
 
 
-def build_server(app: App) -> Server[Any]:
+def build_server(app: App, call: CallFn | None = None) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -50,6 +58,8 @@ def build_server(app: App) -> Server[Any]:
             async def progress(done: int, total: int) -> None:
                 await ctx.session.report_progress(done, total, f"page {done} of {total}")
 
+        if call is not None:
+            return await call(ctx, params.name, dict(params.arguments or {}), progress)
         return await app.call_tool(params.name, dict(params.arguments or {}), ctx.request_id, progress)
 
     server: Server[Any] = Server(
