@@ -51,11 +51,15 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
     ``WWW-Authenticate`` names."""
     assert options.auth is not None
     resource = AnyHttpUrl(options.public_url)
-    metadata = ProtectedResourceMetadata(
-        resource=resource,
-        authorization_servers=[AnyHttpUrl(options.auth.issuer)],
-        scopes_supported=[options.auth.required_scope, ATTACHMENTS_SCOPE],
-        resource_name=RESOURCE_NAME,
+    # Strings, validated by the model itself, which keeps a path-less issuer without a trailing
+    # slash (issuer identifiers are compared exactly, RFC 8414 section 3.3).
+    metadata = ProtectedResourceMetadata.model_validate(
+        {
+            "resource": options.public_url,
+            "authorization_servers": [options.auth.issuer],
+            "scopes_supported": [options.auth.required_scope, ATTACHMENTS_SCOPE],
+            "resource_name": RESOURCE_NAME,
+        }
     )
     handler = ProtectedResourceMetadataHandler(metadata)
     url = str(build_resource_metadata_url(resource))

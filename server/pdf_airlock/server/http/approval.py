@@ -11,7 +11,8 @@ capability (or whose channel cannot carry a server request) gets what the policy
 A refusal is the typed ``path_denied`` error with ``details.approval`` = ``declined`` or
 ``unavailable``. The triage runs on the call's open document, is cached by the document's hash
 like any result, and its job is counted in the call's audit record; a document a principal has
-approved is not asked about again (``APPROVED_MEMO`` entries kept).
+approved in an MCP session is not asked about again in that session (``APPROVED_MEMO`` entries
+kept).
 """
 
 from __future__ import annotations
@@ -63,9 +64,15 @@ class Approvals:
     def __init__(self, app: App, approval: Approval) -> None:
         self.app = app
         self.approval = approval
-        self._approved: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._approved: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 
-    def gate(self, session: ServerSession | None, request_id: types.RequestId | None, principal: str) -> Gate:
+    def gate(
+        self,
+        session: ServerSession | None,
+        request_id: types.RequestId | None,
+        principal: str,
+        session_id: str,
+    ) -> Gate:
         async def gate(name: str, arguments: dict[str, Any], document: Document) -> None:
             extract = arguments.get("extract")
             if name == "pdf_attachments" and isinstance(extract, str) and self.approval.attachments:
@@ -75,7 +82,8 @@ class Approvals:
                 )
                 await self._ask(session, request_id, "attachment", question)
             if self.approval.high_risk and name not in HIGH_RISK_EXEMPT:
-                await self._high_risk(session, request_id, principal, arguments, document)
+                key = (principal, session_id, document.sha256)
+                await self._high_risk(session, request_id, key, arguments, document)
 
         return gate
 
@@ -83,11 +91,10 @@ class Approvals:
         self,
         session: ServerSession | None,
         request_id: types.RequestId | None,
-        principal: str,
+        key: tuple[str, str, str],
         arguments: dict[str, Any],
         document: Document,
     ) -> None:
-        key = (principal, document.sha256)
         if key in self._approved:
             return
         triage_args: dict[str, Any] = {key: arguments[key] for key in _DOCUMENT_KEYS if key in arguments}

@@ -25,6 +25,7 @@ from pdf_airlock.server.pool.child_output import ProgressFn
 __all__ = ["ANONYMOUS", "HttpCalls"]
 
 ANONYMOUS: Final = "anonymous"  # the principal of a loopback server without auth
+MCP_SESSION_ID: Final = "mcp-session-id"
 
 
 class HttpCalls:
@@ -46,6 +47,7 @@ class HttpCalls:
         request = ctx.request
         principal = principal_of(request.scope) if isinstance(request, Request) else None
         label = principal.subject if principal is not None else ANONYMOUS
+        session_id = request.headers.get(MCP_SESSION_ID, "") if isinstance(request, Request) else ""
         rule = self.policy.rule_for(principal)
         try:
             self.limiter.acquire(label, rule)
@@ -62,7 +64,7 @@ class HttpCalls:
                 progress,
                 principal=label,
                 paths=self.policy.paths_for(rule),
-                gate=self.approvals.gate(ctx.session, ctx.request_id, label),
+                gate=self.approvals.gate(ctx.session, ctx.request_id, label, session_id),
             )
         finally:
             self.limiter.release(label)
