@@ -54,7 +54,7 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pdfs.write(
         made["alice"] / "long.pdf", pdfs.text_pdf([f"Page {n} " + "words " * 50 for n in range(1, 13)])
     )
-    pdfs.write(made["alice"] / "slow.pdf", pdfs.scattered_glyphs_pdf(1500))
+    pdfs.write(made["alice"] / "slow.pdf", pdfs.scattered_glyphs_pdf(700))
     return made
 
 
@@ -463,3 +463,83 @@ def test_bad_policy_and_jwks_are_refused(tmp_path: Path) -> None:
     jwks.write_text("{not json")
     done = _serve("--auth-jwks", str(jwks), "--auth-issuer", ISSUER)
     assert done.returncode == 2 and "cannot load the JWKS file" in done.stderr
+
+
+# -- a JWKS URL, approvals allowed without elicitation, a concurrency limit ------------------
+
+
+@pytest.fixture(scope="module")
+def url_server(keys: Keys, roots: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> RunningServer:
+    """A second server: keys from a JWKS URL, ``without_elicitation = "allow"``, concurrency 1."""
+    import http.server
+    import threading
+
+    body = json.dumps(keys.jwks()).encode()
+
+    class Jwks(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    jwks_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Jwks)
+    threading.Thread(target=jwks_server.serve_forever, daemon=True).start()
+    folder = tmp_path_factory.mktemp("http-url-config")
+    policy = folder / "policy.toml"
+    policy.write_text(
+        f'[defaults]\nroots = ["{roots["alice"]}"]\nconcurrency = 1\n\n[approval]\nwithout_elicitation = "allow"\n'
+    )
+    try:
+        with http_server(
+            roots["server"],
+            folder / "server.log",
+            "--auth-jwks",
+            f"http://127.0.0.1:{jwks_server.server_address[1]}/jwks.json",
+            "--auth-issuer",
+            ISSUER,
+            "--auth-audience",
+            AUDIENCE,
+            "--policy",
+            str(policy),
+        ) as running:
+            yield running
+    finally:
+        jwks_server.shutdown()
+
+
+async def test_jwks_url_and_allow_without_elicitation(url_server: RunningServer, keys: Keys) -> None:
+    seen = await refused_at_connect(url_server.url, keys.token(key="stranger"))
+    assert seen[0][0] == 401
+    async with connect(url_server.url, keys.token(key="ec")) as client:
+        result = await client.call_tool("pdf_read", {"path": "risky.pdf"})
+        assert not result.is_error  # allowed without a human, and audited
+    risky = [e for e in url_server.log_events("tool_call") if e.get("approvals")]
+    assert risky and risky[-1]["approvals"] == ["high_risk:allowed_without_elicitation"]
+    assert url_server.log_events("approval_skipped")
+
+
+async def test_concurrency_limit_is_overloaded(url_server: RunningServer, keys: Keys) -> None:
+    async with (
+        connect(url_server.url, keys.token()) as first,
+        connect(url_server.url, keys.token()) as second,
+    ):
+        results: list[types.CallToolResult] = []
+
+        async def slow() -> None:
+            results.append(await first.call_tool("pdf_read", {"path": "slow.pdf", "engine": "layout"}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow)
+            await anyio.sleep(0.3)
+            busy = await second.call_tool("pdf_info", {"path": "report.pdf"})
+        assert error_code(busy) == "overloaded"
+        assert busy.structured_content is not None
+        assert busy.structured_content["error"]["details"]["limit"] == "concurrency"
+        assert not results[0].is_error
+        after = await second.call_tool("pdf_info", {"path": "report.pdf"})
+        assert not after.is_error  # the slot is given back
