@@ -115,6 +115,7 @@ async def connect(
     *,
     origin: str | None = None,
     elicit: Any = None,
+    mode: str = "legacy",
 ) -> AsyncIterator[Client]:
     """The SDK client over Streamable HTTP; ``seen`` collects (status, WWW-Authenticate)."""
     headers = {}
@@ -133,7 +134,7 @@ async def connect(
     async with http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(
-            transport, mode="legacy", elicitation_callback=elicit, read_timeout_seconds=60
+            transport, mode=mode, elicitation_callback=elicit, read_timeout_seconds=60
         ) as client:
             yield client
 
@@ -299,6 +300,16 @@ async def test_two_principals_see_only_their_own_roots(
     principals = {event.get("principal") for event in calls}
     assert {"alice", "bob", "mallory"} <= principals
     assert all("principal" in event for event in calls)
+
+
+async def test_the_2026_era_gets_the_same_principal_and_roots(server: RunningServer, keys: Keys) -> None:
+    seen: Seen = []
+    async with connect(server.url, keys.token("bob", groups=["bobs"]), seen, mode="auto") as client:
+        assert client.session.protocol_version == "2026-07-28"
+        result = await client.call_tool("pdf_read", {"path": "report.pdf", "pages": "1"})
+        assert "Bob's private numbers." in result.content[0].text  # type: ignore[union-attr]
+    calls = [e for e in server.log_events("tool_call") if e.get("tool") == "pdf_read"]
+    assert calls[-1]["principal"] == "bob"
 
 
 async def test_rate_limit_is_overloaded_with_retry_after(server: RunningServer, keys: Keys) -> None:
@@ -492,7 +503,8 @@ def url_server(keys: Keys, roots: dict[str, Path], tmp_path_factory: pytest.Temp
     folder = tmp_path_factory.mktemp("http-url-config")
     policy = folder / "policy.toml"
     policy.write_text(
-        f'[defaults]\nroots = ["{roots["alice"]}"]\nconcurrency = 1\n\n[approval]\nwithout_elicitation = "allow"\n'
+        f'[defaults]\nroots = ["{roots["alice"]}"]\nconcurrency = 1\n\n'
+        '[approval]\nwithout_elicitation = "allow"\n'
     )
     try:
         with http_server(

@@ -69,7 +69,7 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
 
 def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, metrics: Metrics) -> Starlette:
     """The whole HTTP service for one app (and its pool)."""
-    server = build_server(app, HttpCalls(app, policy))
+    server = build_server(app, HttpCalls(app, policy, authenticated=options.auth is not None))
     manager = StreamableHTTPSessionManager(
         server,
         max_request_body_size=options.max_body_bytes,

@@ -31,9 +31,10 @@ MCP_SESSION_ID: Final = "mcp-session-id"
 class HttpCalls:
     """The ``CallFn`` the HTTP transport gives ``sdk_server.build_server``."""
 
-    def __init__(self, app: App, policy: Policy) -> None:
+    def __init__(self, app: App, policy: Policy, *, authenticated: bool) -> None:
         self.app = app
         self.policy = policy
+        self.authenticated = authenticated  # with auth on, a call without a principal never runs
         self.limiter = Limiter()
         self.approvals = Approvals(app, policy.approval)
 
@@ -50,6 +51,8 @@ class HttpCalls:
         session_id = request.headers.get(MCP_SESSION_ID, "") if isinstance(request, Request) else ""
         rule = self.policy.rule_for(principal)
         try:
+            if self.authenticated and principal is None:
+                raise ToolError("path_denied", "no authenticated principal for this call")
             self.limiter.acquire(label, rule)
         except ToolError as error:
             record = begin_audit(ctx.request_id, name)
