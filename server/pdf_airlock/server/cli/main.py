@@ -334,7 +334,15 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(serve_http(settings, ns))
     from pdf_airlock.server.mcp.startup import serve
 
-    anyio.run(serve, settings)
+    approval = None
+    if getattr(ns, "policy", None) is not None:  # on stdio only its [approval] table applies
+        from pdf_airlock.server.http.policy import PolicyError, load_policy
+
+        try:
+            approval = load_policy(ns.policy, settings.roots, settings.max_file_bytes).approval
+        except PolicyError as exc:
+            _usage(f"--policy: {exc}")
+    anyio.run(serve, settings, approval)
     # Everything is closed and the zygote is gone; skip tearing down the interpreter's modules
     # (about a tenth of a second of the shutdown the client waits for). stdout is written with
     # os.write only, so nothing is left in a buffer; flush stderr's.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,13 +28,13 @@ from starlette.authentication import AuthCredentials
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdf_airlock.server.http.options import AuthConfig
+from pdf_airlock.server.http.principal import Principal
 
 __all__ = [
     "ALLOWED_ALGORITHMS",
     "AuthMiddleware",
     "InvalidToken",
     "JwtVerifier",
-    "Principal",
     "principal_of",
 ]
 
@@ -56,16 +55,6 @@ _MAX_SCOPES: Final = 256
 
 class InvalidToken(Exception):
     """A bearer token was refused; ``str(exc)`` is a reason safe to show and log."""
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a call is made for: the token's subject, its groups and scopes."""
-
-    subject: str
-    issuer: str
-    groups: tuple[str, ...] = ()
-    scopes: frozenset[str] = frozenset()
 
 
 _REASONS: Final[tuple[tuple[type[Exception], str], ...]] = (

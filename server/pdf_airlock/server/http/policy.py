@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.http.auth import Principal
+from pdf_airlock.server.http.principal import Principal
 from pdf_airlock.server.policy.paths import PathPolicy
 
 __all__ = ["Approval", "Limiter", "Policy", "PolicyError", "Rule", "load_policy"]
