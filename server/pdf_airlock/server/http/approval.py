@@ -9,10 +9,11 @@ capability (or whose channel cannot carry a server request) gets what the policy
 ``deny`` (the default) or ``allow``, recorded in the audit event and logged as a warning.
 
 A refusal is the typed ``path_denied`` error with ``details.approval`` = ``declined`` or
-``unavailable``. The triage runs on the call's open document, is cached by the document's hash
-like any result, and its job is counted in the call's audit record; a document a principal has
-approved in an MCP session is not asked about again in that session (``APPROVED_MEMO`` entries
-kept).
+``unavailable``. The triage runs on the call's open document, its job counted in the call's
+audit record; its verdict is remembered by the document's hash (``TRIAGE_MEMO`` entries, with
+the result cache on or off), so a document costs one triage job however often it is read. A
+document a principal has approved in an MCP session is not asked about again in that session
+(``APPROVED_MEMO`` entries kept).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ log = structlog.get_logger("pdf_airlock.approval")
 
 APPROVAL_TIMEOUT_S: Final = 300.0  # a human may take a while; no answer by then is a refusal
 APPROVED_MEMO: Final = 1024
+TRIAGE_MEMO: Final = 4096
 _MAX_SHOWN: Final = 200
 # Triage tools: they exist to look at a risky document before trusting it.
 HIGH_RISK_EXEMPT: Final = frozenset({"pdf_security", "pdf_info", "pdf_attachments"})
@@ -65,6 +67,8 @@ class Approvals:
         self.app = app
         self.approval = approval
         self._approved: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        # (sha256, a password was given) -> (risk, reasons); never the password itself.
+        self._triaged: OrderedDict[tuple[str, bool], tuple[str, str]] = OrderedDict()
 
     def gate(
         self,
@@ -97,12 +101,9 @@ class Approvals:
     ) -> None:
         if key in self._approved:
             return
-        triage_args: dict[str, Any] = {key: arguments[key] for key in _DOCUMENT_KEYS if key in arguments}
-        triage = await self.app.run_on("pdf_security", triage_args, document)
-        structured = triage.structured_content or {}
-        if structured.get("risk") != "high":
+        risk, reasons = await self._triage(arguments, document)
+        if risk != "high":
             return
-        reasons = "; ".join(str(reason) for reason in structured.get("reasons", [])[:5])
         question = (
             f"{_shown(document.display)} is rated high risk by the security triage ({_shown(reasons)}). "
             "Read it anyway? Nothing in it runs; its text may try to steer the agent."
@@ -111,6 +112,23 @@ class Approvals:
         self._approved[key] = None
         while len(self._approved) > APPROVED_MEMO:
             self._approved.popitem(last=False)
+
+    async def _triage(self, arguments: dict[str, Any], document: Document) -> tuple[str, str]:
+        """``pdf_security``'s risk and reasons for this document (``ToolError`` if it fails)."""
+        key = (document.sha256, arguments.get("password") is not None)
+        known = self._triaged.get(key)
+        if known is not None:
+            self._triaged.move_to_end(key)
+            return known
+        triage_args: dict[str, Any] = {name: arguments[name] for name in _DOCUMENT_KEYS if name in arguments}
+        triage = await self.app.run_on("pdf_security", triage_args, document)
+        structured = triage.structured_content or {}
+        reasons = "; ".join(str(reason) for reason in structured.get("reasons", [])[:5])
+        verdict = (str(structured.get("risk")), reasons)
+        self._triaged[key] = verdict
+        while len(self._triaged) > TRIAGE_MEMO:
+            self._triaged.popitem(last=False)
+        return verdict
 
     async def _ask(
         self, session: ServerSession | None, request_id: types.RequestId | None, action: str, question: str
