@@ -555,3 +555,33 @@ async def test_concurrency_limit_is_overloaded(url_server: RunningServer, keys: 
         assert not results[0].is_error
         after = await second.call_tool("pdf_info", {"path": "report.pdf"})
         assert not after.is_error  # the slot is given back
+
+
+def test_a_session_answers_only_its_principal(server: RunningServer, keys: Keys) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    opening = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    alice = {**headers, "Authorization": f"Bearer {keys.token('alice')}"}
+    with httpx2.Client(timeout=30) as http:
+        opened = http.post(server.url, json=opening, headers=alice)
+        assert opened.status_code == 200
+        session = opened.headers["mcp-session-id"]
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        bob = {
+            **headers,
+            "Authorization": f"Bearer {keys.token('bob', groups=['bobs'])}",
+            "Mcp-Session-Id": session,
+        }
+        assert http.post(server.url, json=ping, headers=bob).status_code == 404
+        again = {**alice, "Authorization": f"Bearer {keys.token('alice')}", "Mcp-Session-Id": session}
+        assert (
+            http.post(server.url, json=ping, headers=again).status_code == 200
+        )  # a new token, same principal
