@@ -585,3 +585,33 @@ def test_a_session_answers_only_its_principal(server: RunningServer, keys: Keys)
         assert (
             http.post(server.url, json=ping, headers=again).status_code == 200
         )  # a new token, same principal
+
+
+def test_an_escaped_tool_name_still_needs_its_scope(server: RunningServer, keys: Keys) -> None:
+    """``pdf\\u005fattachments`` is ``pdf_attachments`` once parsed: the scope check must see it."""
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {keys.token()}",
+    }
+    opening = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    with httpx2.Client(timeout=30) as http:
+        opened = http.post(server.url, json=opening, headers=headers)
+        headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+        headers["Mcp-Protocol-Version"] = "2025-11-25"
+        escaped = (
+            b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", '
+            b'"params": {"name": "pdf\\u005fattachments", "arguments": {"path": "attached.pdf"}}}'
+        )
+        refused = http.post(server.url, content=escaped, headers=headers)
+        assert refused.status_code == 403
+        assert 'error="insufficient_scope"' in refused.headers["www-authenticate"]

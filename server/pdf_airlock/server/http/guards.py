@@ -29,6 +29,7 @@ ATTACHMENTS_SCOPE: Final = "pdf:attachments"  # pdf_attachments: embedded files 
 TOOL_SCOPES: Final[Mapping[str, str]] = {"pdf_attachments": ATTACHMENTS_SCOPE}
 
 Refused = Callable[[int], None]
+_UNICODE_ESCAPE: Final = b"\\u"
 
 
 class OriginGuard:
@@ -51,7 +52,12 @@ class OriginGuard:
 
 
 def _tools_called(body: bytes) -> list[str]:
-    """Names of the tools a JSON-RPC body calls (one message, or a batch)."""
+    """Names of the tools a JSON-RPC body calls (one message, or a batch). A body that holds
+    neither the name of a tool with a scope of its own nor a ``\\u`` escape (the only JSON escape
+    that can spell a letter) cannot call one, and is not parsed here (a large inline document
+    would be parsed twice)."""
+    if _UNICODE_ESCAPE not in body and not any(name.encode() in body for name in TOOL_SCOPES):
+        return []
     try:
         parsed: Any = json.loads(body)
     except ValueError:
