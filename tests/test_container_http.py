@@ -4,7 +4,8 @@ auth, under the production flags, driven by the real ``mcp`` client over a real 
 Runs when ``PDF_AIRLOCK_DOCKER=1`` and a Docker engine answers (as tests/test_container.py). The
 project's private dockerd has no bridge network, so the container shares the host's network
 (``--network host``) and binds a free port on all addresses, which the server allows only with
-auth.
+auth. It runs under seccomp/profile-http.json, the stdio profile plus what a listening server
+needs (tests/test_http.py checks it is current).
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ pytestmark = [
 ]
 
 IMAGE = os.environ.get("PDF_AIRLOCK_IMAGE", "pdf-airlock")
-SECCOMP = os.environ.get("PDF_AIRLOCK_SECCOMP", str(PROJECT / "seccomp" / "profile.json"))
+# The stdio profile cannot accept a connection; the HTTP mode runs under seccomp/profile-http.json
+# (scripts/seccomp_http_profile.py), or under Docker's own profile or none when asked.
+_CHOSEN = os.environ.get("PDF_AIRLOCK_SECCOMP", "")
+SECCOMP = _CHOSEN if _CHOSEN in ("default", "unconfined") else str(PROJECT / "seccomp" / "profile-http.json")
 READY_TIMEOUT_S = 90.0
 
 

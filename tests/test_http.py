@@ -615,3 +615,10 @@ def test_an_escaped_tool_name_still_needs_its_scope(server: RunningServer, keys:
         refused = http.post(server.url, content=escaped, headers=headers)
         assert refused.status_code == 403
         assert 'error="insufficient_scope"' in refused.headers["www-authenticate"]
+
+
+def test_the_http_seccomp_profile_is_current() -> None:
+    """seccomp/profile-http.json is the container profile plus a listening server's syscalls."""
+    script = PROJECT / "scripts" / "seccomp_http_profile.py"
+    done = subprocess.run([sys.executable, str(script), "--check"], check=False)
+    assert done.returncode == 0, "run scripts/seccomp_http_profile.py after changing seccomp/profile.json"
