@@ -14,7 +14,10 @@ logged and never echoed; a refusal names only the reason (expired, wrong audienc
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
@@ -48,6 +51,7 @@ CLOCK_SKEW_S: Final = 30  # leeway on exp / nbf / iat between the issuer's clock
 JWKS_CACHE_S: Final = 300  # a JWKS URL is fetched again after this long (key rotation)
 JWKS_FETCH_TIMEOUT_S: Final = 10.0
 MAX_TOKEN_CHARS: Final = 16 * 1024  # a longer Authorization header is refused unparsed
+VERIFIED_MEMO: Final = 4096  # verified tokens remembered (by sha256) until they expire
 _REQUIRED_CLAIMS: Final = ("exp", "iss", "aud", "sub")
 _MAX_GROUPS: Final = 256
 _MAX_SCOPES: Final = 256
@@ -119,15 +123,38 @@ class _Keys:
 
 
 class JwtVerifier:
-    """Checks a bearer JWT and returns its principal; raises ``InvalidToken``."""
+    """Checks a bearer JWT and returns its principal; raises ``InvalidToken``.
 
-    def __init__(self, config: AuthConfig) -> None:
+    A token that verified is remembered by its sha256 (``VERIFIED_MEMO`` entries) until it
+    expires, so an agent's every request does not pay the signature check again (about a
+    quarter of a millisecond: the "Streamable HTTP beside stdio" rows of docs/performance.md).
+    Its expiry is still checked on every use; a key withdrawn from a JWKS URL stops new tokens
+    at once and remembered ones at their ``exp``.
+    """
+
+    def __init__(self, config: AuthConfig, clock: Callable[[], float] = time.time) -> None:
         self.config = config
         self._keys = _Keys(config.jwks)
+        self._clock = clock
+        self._verified: OrderedDict[bytes, tuple[Principal, dict[str, Any]]] = OrderedDict()
 
     async def verify(self, token: str) -> tuple[Principal, dict[str, Any]]:
         if len(token) > MAX_TOKEN_CHARS:
             raise InvalidToken("token is too long")
+        digest = hashlib.sha256(token.encode()).digest()
+        known = self._verified.get(digest)
+        if known is not None:
+            if known[1]["exp"] + CLOCK_SKEW_S > self._clock():
+                self._verified.move_to_end(digest)
+                return known
+            del self._verified[digest]
+        verified = await self._verify(token)
+        self._verified[digest] = verified
+        while len(self._verified) > VERIFIED_MEMO:
+            self._verified.popitem(last=False)
+        return verified
+
+    async def _verify(self, token: str) -> tuple[Principal, dict[str, Any]]:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
