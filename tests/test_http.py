@@ -622,3 +622,14 @@ def test_the_http_seccomp_profile_is_current() -> None:
     script = PROJECT / "scripts" / "seccomp_http_profile.py"
     done = subprocess.run([sys.executable, str(script), "--check"], check=False)
     assert done.returncode == 0, "run scripts/seccomp_http_profile.py after changing seccomp/profile.json"
+
+
+def test_an_address_in_use_is_exit_status_1() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = _serve("--port", str(taken.getsockname()[1]))
+    assert done.returncode == 1
+    assert "address already in use" in done.stderr.lower()

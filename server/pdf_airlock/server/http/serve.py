@@ -40,6 +40,7 @@ log = structlog.get_logger("pdf_airlock.http")
 
 EXIT_USAGE: Final = 2
 EXIT_SANDBOX: Final = 1
+EXIT_NOT_LISTENING: Final = 1  # uvicorn could not listen (the address is taken, say); it logged why
 EXIT_INTERRUPTED: Final = 130
 
 
@@ -118,7 +119,7 @@ async def serve_http(settings: Settings, options: HttpOptions, policy: Policy) -
         finally:
             metrics.close()
     log.info("server_stopped")
-    return 0 if server.started else EXIT_USAGE
+    return 0 if server.started else EXIT_NOT_LISTENING
 
 
 def main(settings: Settings, ns: argparse.Namespace) -> int:
