@@ -633,3 +633,12 @@ def test_an_address_in_use_is_exit_status_1() -> None:
         done = _serve("--port", str(taken.getsockname()[1]))
     assert done.returncode == 1
     assert "address already in use" in done.stderr.lower()
+
+
+def test_a_browser_preflight_from_an_allowed_origin(server: RunningServer) -> None:
+    preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}
+    allowed = httpx2.options(server.url, headers={"Origin": ALLOWED_ORIGIN, **preflight})
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == ALLOWED_ORIGIN
+    foreign = httpx2.options(server.url, headers={"Origin": "https://evil.example", **preflight})
+    assert foreign.status_code == 403

@@ -1,8 +1,9 @@
 """The ASGI application of the HTTP transport (Starlette), route by route.
 
 ```
-/mcp                                      OriginGuard -> AuthMiddleware -> BodyGuard -> the SDK's
-                                          StreamableHTTPSessionManager (sessions, SSE, cancellation)
+/mcp                                      OriginGuard -> CORS (with --allow-origin) -> AuthMiddleware
+                                          -> BodyGuard -> the SDK's StreamableHTTPSessionManager
+                                          (sessions, SSE, cancellation)
 /.well-known/oauth-protected-resource     RFC 9728 metadata (also under .../mcp, RFC 9728 3.1)
 /healthz, /readyz, /metrics               probes and Prometheus, without auth
 ```
@@ -25,6 +26,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
@@ -42,6 +44,13 @@ __all__ = ["build_asgi"]
 
 MCP_PATH: Final = "/mcp"
 RESOURCE_NAME: Final = "pdf-airlock"
+CORS_HEADERS: Final = (
+    "Authorization",
+    "Content-Type",
+    "Mcp-Session-Id",
+    "Mcp-Protocol-Version",
+    "Last-Event-ID",
+)
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
 
 
@@ -86,6 +95,14 @@ def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, m
     if options.auth is not None:
         assert metadata_url is not None
         endpoint = AuthMiddleware(endpoint, JwtVerifier(options.auth), metadata_url, metrics.refused)
+    if options.allowed_origins:  # browsers on those origins: their preflight is answered before auth
+        endpoint = CORSMiddleware(
+            endpoint,
+            allow_origins=sorted(options.allowed_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=list(CORS_HEADERS),
+            expose_headers=["Mcp-Session-Id", "WWW-Authenticate"],
+        )
     endpoint = OriginGuard(endpoint, options.allowed_origins, metrics.refused)
     routes += [
         Route(MCP_PATH, endpoint=endpoint),
