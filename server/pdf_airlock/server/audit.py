@@ -6,11 +6,15 @@ finished and were cancelled, their summed CPU and longest wall time, and their h
 memory. It is logged once, when the call has answered and every task it left running
 (``App.start_detached``: a two-ended read's abandoned child, say) has ended, so it counts those
 jobs too.
+
+Listeners (``add_listener``) see each record as it is logged: the HTTP transport's Prometheus
+metrics (``pdf_airlock.server.http.metrics``) count calls, outcomes and cache hits from them.
 """
 
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +22,22 @@ import structlog
 
 from pdf_airlock.server.pool.child_output import JobOutcome
 
-__all__ = ["CallAudit", "begin", "current"]
+__all__ = ["CallAudit", "Listener", "add_listener", "begin", "current", "remove_listener"]
 
 log = structlog.get_logger("pdf_airlock.audit")
+
+Listener = Callable[[dict[str, Any]], None]
+_LISTENERS: list[Listener] = []
+
+
+def add_listener(listener: Listener) -> None:
+    """Call ``listener(event)`` with every ``tool_call`` record once it is logged."""
+    _LISTENERS.append(listener)
+
+
+def remove_listener(listener: Listener) -> None:
+    if listener in _LISTENERS:
+        _LISTENERS.remove(listener)
 
 
 @dataclass(slots=True)
@@ -62,6 +79,8 @@ class CallAudit:
     def settle(self) -> None:
         if self.answered and self.running == 0:
             log.info("tool_call", **self.event)
+            for listener in _LISTENERS:
+                listener(self.event)
 
 
 _CURRENT: contextvars.ContextVar[CallAudit | None] = contextvars.ContextVar("pdf_airlock_audit", default=None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import anyio
@@ -34,10 +34,12 @@ from pdf_airlock.server.tools.models import DocumentInput
 from pdf_airlock.server.tools.page_counts import SelectionMemo
 from pdf_airlock.server.tools.registry import TOOLS, ToolSpec
 
-__all__ = ["App", "error_result"]
+__all__ = ["App", "Gate", "error_result"]
 
 log = structlog.get_logger("pdf_airlock.calls")
 ModelT = TypeVar("ModelT", bound=BaseModel)
+# A check run once a call's document is open, before the tool: may raise ``ToolError``.
+Gate = Callable[[str, dict[str, Any], Document], Awaitable[None]]
 _DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pdf_airlock_deadline", default=0.0)
 _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
@@ -122,6 +124,10 @@ class App:
             tool for tool, spec in zip(self._tools, TOOLS.values(), strict=True) if spec.category == category
         ]
 
+    def restart_deadline(self) -> None:
+        """Give the current call a whole ``--timeout`` from now (after waiting for a human)."""
+        _DEADLINE.set(time.monotonic() + self.settings.timeout_s)
+
     def progress(self) -> ProgressFn | None:
         """The current call's progress callback, if the client asked for progress."""
         return _PROGRESS.get()
@@ -204,11 +210,12 @@ class App:
             raise ToolError("crashed", "the job child returned a result that failed validation") from exc
         return result, removal_warnings(removed)
 
-    async def _open(self, args: DocumentInput) -> Document:
+    @staticmethod
+    async def _open(args: DocumentInput, paths: PathPolicy) -> Document:
         if args.path is not None:
-            return await self.policy.open_path_async(args.path)
+            return await paths.open_path_async(args.path)
         assert args.data is not None
-        return await self.policy.open_inline_async(args.data)
+        return await paths.open_inline_async(args.data)
 
     async def call_tool(
         self,
@@ -216,15 +223,27 @@ class App:
         arguments: dict[str, Any] | None,
         request_id: object = None,
         progress: ProgressFn | None = None,
+        *,
+        principal: str | None = None,
+        paths: PathPolicy | None = None,
+        gate: Gate | None = None,
     ) -> types.CallToolResult:
-        """Run one tool call; ``progress(done, total)`` is called per page when given."""
+        """Run one tool call; ``progress(done, total)`` is called per page when given.
+
+        ``principal`` names the caller in the audit record (the HTTP transport's authenticated
+        subject); ``paths`` replaces the server's path policy for this call (that principal's
+        roots); ``gate(name, arguments, document)`` runs once the document is open and may refuse
+        the call with a ``ToolError`` (a human's approval).
+        """
         started = time.perf_counter()
         record = begin_audit(request_id, name)
         audit = record.event
+        if principal is not None:
+            audit["principal"] = principal
         _PROGRESS.set(progress)
         _DEADLINE.set(time.monotonic() + self.settings.timeout_s)
         try:
-            result = await self._call(name, arguments or {}, audit)
+            result = await self._call(name, arguments or {}, audit, paths or self.policy, gate)
             audit["outcome"] = "ok"
             return result
         except ToolError as error:
@@ -244,22 +263,47 @@ class App:
             record.answer()
 
     async def _call(
-        self, name: str, arguments: dict[str, Any], audit: dict[str, Any]
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        audit: dict[str, Any],
+        paths: PathPolicy,
+        gate: Gate | None,
     ) -> types.CallToolResult:
         spec, args = validated(name, arguments)
-        document = await self._open(args)
+        document = await self._open(args, paths)
         audit.update(sha256=document.sha256, bytes=document.size)
         try:
-            cache_key = self.cache.key(document.sha256, name, arguments | {"source": document.display})
-            cached = self.cache.get(cache_key)
-            if cached is not None:
-                audit["cache"] = "hit"
-                return cached
-            output, text = await spec.run(self, args, document)
+            if gate is not None:
+                await gate(name, arguments, document)
+            return await self._cached(spec, args, arguments, document, audit)
         finally:
             document.close()
+
+    async def run_on(self, name: str, arguments: dict[str, Any], document: Document) -> types.CallToolResult:
+        """Another tool on the document the current call has open (a gate's triage): cached, and
+        its jobs counted in the current call's audit record. Raises ``ToolError``."""
+        spec, args = validated(name, arguments)
+        return await self._cached(spec, args, arguments, document, None)
+
+    async def _cached(
+        self,
+        spec: ToolSpec,
+        args: Any,
+        arguments: dict[str, Any],
+        document: Document,
+        audit: dict[str, Any] | None,
+    ) -> types.CallToolResult:
+        cache_key = self.cache.key(document.sha256, spec.name, arguments | {"source": document.display})
+        cached = self.cache.get(cache_key)
+        if cached is not None:
+            if audit is not None:
+                audit["cache"] = "hit"
+            return cached
+        output, text = await spec.run(self, args, document)
         structured = output.model_dump(mode="json")
-        audit["pages"] = len(structured.get("pages", []))
+        if audit is not None:
+            audit["pages"] = len(structured.get("pages", []))
         content = [types.TextContent(type="text", text=text)] if isinstance(text, str) else text
         result = types.CallToolResult(content=list(content), structured_content=structured, is_error=False)
         size = sum(len(block.text if block.type == "text" else block.data) for block in content)

@@ -193,8 +193,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pdf-airlock {__version__}")
     commands = parser.add_subparsers(dest="command")
-    serve = commands.add_parser("serve", help="run the MCP stdio server (default)")
+    serve = commands.add_parser("serve", help="run the MCP server: stdio (default) or streamable-http")
     _add_settings_flags(serve)
+    from pdf_airlock.server.http.options import add_http_flags
+
+    add_http_flags(serve)
     call = commands.add_parser("call", help="run one tool and print its result as JSON")
     call.add_argument("tool")
     call.add_argument("--json", dest="arguments", default="{}", help="tool arguments as a JSON object")
@@ -325,9 +328,21 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(status)
     if ns.command == "self-test":
         raise SystemExit(anyio.run(_self_test, settings, ns.json))
+    if getattr(ns, "transport", "stdio") == "streamable-http":
+        from pdf_airlock.server.http.serve import main as serve_http
+
+        raise SystemExit(serve_http(settings, ns))
     from pdf_airlock.server.mcp.startup import serve
 
-    anyio.run(serve, settings)
+    approval = None
+    if getattr(ns, "policy", None) is not None:  # on stdio only its [approval] table applies
+        from pdf_airlock.server.http.policy import PolicyError, load_policy
+
+        try:
+            approval = load_policy(ns.policy, settings.roots, settings.max_file_bytes).approval
+        except PolicyError as exc:
+            _usage(f"--policy: {exc}")
+    anyio.run(serve, settings, approval)
     # Everything is closed and the zygote is gone; skip tearing down the interpreter's modules
     # (about a tenth of a second of the shutdown the client waits for). stdout is written with
     # os.write only, so nothing is left in a buffer; flush stderr's.

@@ -9,6 +9,7 @@ name is a JSON-RPC ``-32602`` error as the MCP spec asks.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -21,15 +22,24 @@ from mcp.shared.message import SessionMessage
 from pdf_airlock.server import __version__
 from pdf_airlock.server.calls import App
 from pdf_airlock.server.config import Settings
+from pdf_airlock.server.http.policy import Approval
 from pdf_airlock.server.mcp.direct_calls import FastCalls
 from pdf_airlock.server.mcp.handshake import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE
+from pdf_airlock.server.pool.child_output import ProgressFn
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.tools.registry import CATEGORIES, TOOLS
 
-__all__ = ["build_app", "build_server", "fast_calls", "run"]
+__all__ = ["CallFn", "approval_call", "build_app", "build_server", "fast_calls", "run"]
+
+# How a transport runs one call: (request context, tool, arguments, progress) -> result. The HTTP
+# transport's adds the principal, its policy and approvals (``pdf_airlock.server.http.calls``).
+_STDIO_PRINCIPAL = "stdio"
+CallFn = Callable[
+    [ServerRequestContext[Any], str, dict[str, Any], ProgressFn | None], Awaitable[types.CallToolResult]
+]
 
 
-def build_server(app: App) -> Server[Any]:
+def build_server(app: App, call: CallFn | None = None) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -50,6 +60,8 @@ def build_server(app: App) -> Server[Any]:
             async def progress(done: int, total: int) -> None:
                 await ctx.session.report_progress(done, total, f"page {done} of {total}")
 
+        if call is not None:
+            return await call(ctx, params.name, dict(params.arguments or {}), progress)
         return await app.call_tool(params.name, dict(params.arguments or {}), ctx.request_id, progress)
 
     server: Server[Any] = Server(
@@ -73,11 +85,28 @@ def fast_calls(app: App) -> FastCalls:
     return FastCalls(app, frozenset(TOOLS), frozenset(CATEGORIES))
 
 
+def approval_call(app: App, approval: Approval) -> CallFn:
+    """Calls that ask the human before risky actions (``pdf_airlock.server.http.approval``): the
+    stdio session with ``--policy``'s ``[approval]`` table. One client: one principal, one session."""
+    from pdf_airlock.server.http.approval import Approvals
+
+    approvals = Approvals(app, approval)
+
+    async def call(
+        ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any], progress: ProgressFn | None
+    ) -> types.CallToolResult:
+        gate = approvals.gate(ctx.session, ctx.request_id, _STDIO_PRINCIPAL, "")
+        return await app.call_tool(name, arguments, ctx.request_id, progress, gate=gate)
+
+    return call
+
+
 async def run(
     app: App,
     read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
     write_stream: MemoryObjectSendStream[SessionMessage],
+    approval: Approval | None = None,
 ) -> None:
     """Serve the protocol over the transport's stream pair until the client's input ends."""
-    server = build_server(app)
+    server = build_server(app, approval_call(app, approval) if approval is not None else None)
     await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 from types import ModuleType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.to_thread
@@ -30,6 +30,9 @@ from pdf_airlock.server.mcp.direct_calls import fast_calls_enabled
 from pdf_airlock.server.mcp.handshake import FAST_HANDSHAKE_ENV
 from pdf_airlock.server.mcp.stdio import StdioTransport
 from pdf_airlock.server.pool.pool import Pool
+
+if TYPE_CHECKING:
+    from pdf_airlock.server.http.policy import Approval
 
 __all__ = ["serve"]
 
@@ -77,8 +80,10 @@ def _fast_handshake(settings: Settings) -> bool:
     return not settings.require_layers and os.environ.get(FAST_HANDSHAKE_ENV, "1") != "0"
 
 
-async def serve(settings: Settings) -> None:
-    """Serve MCP on stdio until the client closes stdin."""
+async def serve(settings: Settings, approval: Approval | None = None) -> None:
+    """Serve MCP on stdio until the client closes stdin. With ``approval`` (``--policy``'s
+    ``[approval]`` table) risky actions ask the human first, so every ``tools/call`` goes through
+    the SDK (the direct route cannot send the client a request)."""
     loader = _ProtocolLoader()
     transport = StdioTransport(settings.max_message_bytes, fast_handshake=_fast_handshake(settings))
     log.info(
@@ -104,9 +109,10 @@ async def serve(settings: Settings) -> None:
             async with transport.running():
                 protocol = await loader.wait()
                 app = protocol.build_app(settings, pool)
-                fast = protocol.fast_calls(app) if fast_calls_enabled() else None
+                direct = fast_calls_enabled() and approval is None
+                fast = protocol.fast_calls(app) if direct else None
                 async with transport.streams(fast) as (read_stream, write_stream):
-                    await protocol.run(app, read_stream, write_stream)
+                    await protocol.run(app, read_stream, write_stream, approval)
             tg.cancel_scope.cancel()
     log.info("server_stopped")
 

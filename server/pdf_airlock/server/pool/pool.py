@@ -282,6 +282,11 @@ class Pool:
 
     # -- jobs ---------------------------------------------------------------------------
 
+    def ready(self) -> bool:
+        """A zygote is up and warm: a job sent now would not wait for a (re)start."""
+        zygote = self._zygote
+        return zygote is not None and zygote.alive and zygote.ready.is_set()
+
     def free_workers(self) -> int:
         """Worker slots a job admitted now would get at once, without queueing."""
         return max(0, self.workers - self._admitted)

@@ -1,0 +1,147 @@
+"""Test helpers of the HTTP transport: signing keys and their JWKS, tokens, and the real server
+(``pdf-airlock serve --transport streamable-http``) on a free port of 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+ISSUER = "https://issuer.test"
+AUDIENCE = "https://pdf-airlock.test/mcp"
+START_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Keys:
+    """An RSA and an EC signing key in the JWKS, and an RSA key that is not."""
+
+    rsa: rsa.RSAPrivateKey = field(default_factory=lambda: rsa.generate_private_key(65537, 2048))
+    ec: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
+    stranger: rsa.RSAPrivateKey = field(default_factory=lambda: rsa.generate_private_key(65537, 2048))
+
+    def jwks(self) -> dict[str, Any]:
+        rsa_jwk = json.loads(RSAAlgorithm.to_jwk(self.rsa.public_key()))
+        ec_jwk = json.loads(ECAlgorithm.to_jwk(self.ec.public_key()))
+        return {
+            "keys": [
+                rsa_jwk | {"kid": "rsa-1", "alg": "RS256", "use": "sig"},
+                ec_jwk | {"kid": "ec-1", "alg": "ES256", "use": "sig"},
+            ]
+        }
+
+    def token(
+        self,
+        subject: str = "alice",
+        scope: str = "pdf:read",
+        *,
+        groups: list[str] | None = None,
+        issuer: str = ISSUER,
+        audience: str = AUDIENCE,
+        lifetime_s: int = 600,
+        not_before_s: int = 0,
+        key: str = "rsa",
+    ) -> str:
+        now = int(time.time())
+        claims: dict[str, Any] = {
+            "iss": issuer,
+            "aud": audience,
+            "sub": subject,
+            "iat": now,
+            "nbf": now + not_before_s,
+            "exp": now + lifetime_s,
+            "scope": scope,
+            "jti": uuid.uuid4().hex,
+        }
+        if groups is not None:
+            claims["groups"] = groups
+        if key == "ec":
+            return jwt.encode(claims, self.ec, algorithm="ES256", headers={"kid": "ec-1"})
+        signer = self.stranger if key == "stranger" else self.rsa
+        return jwt.encode(claims, signer, algorithm="RS256", headers={"kid": "rsa-1"})
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RunningServer:
+    url: str  # the MCP endpoint
+    base: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def log_events(self, event: str) -> list[dict[str, Any]]:
+        found = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("event") == event:
+                found.append(record)
+        return found
+
+
+@contextmanager
+def http_server(root: Path, log: Path, *extra: str, ready: bool = True) -> Iterator[RunningServer]:
+    """The real server on a free loopback port, until the block ends (then SIGTERM)."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "pdf_airlock.server",
+        "serve",
+        "--transport",
+        "streamable-http",
+        "--port",
+        str(port),
+        "--root",
+        str(root),
+        "--timeout",
+        "10",
+        "--memory-mb",
+        "256",
+        *extra,
+    ]
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        path = "/readyz" if ready else "/healthz"
+        while True:
+            assert process.poll() is None, log.read_text()
+            try:
+                if httpx2.get(base + path, timeout=1).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            assert time.monotonic() < deadline, "server did not become ready"
+            time.sleep(0.1)
+        yield RunningServer(base + "/mcp", base, process, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
