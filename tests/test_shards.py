@@ -241,3 +241,25 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_documents_may_fail_but_a_missing_layer_stops_the_run(tmp_path: Path) -> None:
+    """``--documents-may-fail`` (the Job's flag) turns "some document failed" into 0; a required
+    sandbox layer that is off is never mistaken for failed documents: exit 2, nothing read."""
+    from test_sandbox import _docker_like_seccomp
+
+    root = tmp_path / "corpus"
+    _corpus(root, 2)
+    pdfs.write(root / "not-a-pdf.pdf", b"<html>not a PDF</html>\n" * 40)
+    failed = _run(_batch(root, tmp_path / "a.jsonl", "--progress", "none"))
+    tolerated = _run(_batch(root, tmp_path / "b.jsonl", "--progress", "none", "--documents-may-fail"))
+    assert (failed.returncode, tolerated.returncode) == (1, 0)
+    assert _event(tolerated, "batch_done")["outcomes"] == {"ok": 2, "not_a_pdf": 1}
+
+    out = tmp_path / "c.jsonl"
+    extra = ("--documents-may-fail", "--require-sandbox", "namespaces", "--progress", "none")
+    refused = _run(_batch(root, out, *extra), preexec_fn=_docker_like_seccomp)
+    assert refused.returncode == 2
+    done = _event(refused, "batch_done")
+    assert done["refused"] == "required sandbox layer(s) not active: namespaces" and done["outcomes"] == {}
+    assert out.read_text() == ""

@@ -149,6 +149,8 @@ async def _run(
         async with Pool(
             settings.workers, len(files) + 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
         ) as pool:
+            if settings.require_layers:
+                report.refused = await _sandbox_missing(pool, settings)
             job = _Job(App(settings, pool), tool, arguments, skip, max_document_bytes)
 
             async def worker() -> None:
@@ -173,6 +175,21 @@ async def _run(
                     for _ in range(settings.workers):
                         tg.start_soon(worker)
         ticking.cancel_scope.cancel()
+
+
+async def _sandbox_missing(pool: Pool, settings: Settings) -> str | None:
+    """Why the run may not start: a layer of ``--require-sandbox`` is not active (every document
+    would fail, and the run would look like one of hostile documents); None when all are."""
+    from pdf_airlock.server.cli.selftest import missing_layers, probe_layers
+
+    try:
+        missing = missing_layers(await probe_layers(pool, settings), settings.require_layers)
+    except ToolError as error:
+        missing = [f"probe failed ({error.code})"]
+    if not missing:
+        return None
+    log.error("batch_sandbox_missing", missing=missing)
+    return f"required sandbox layer(s) not active: {', '.join(missing)}"
 
 
 async def _on_signals(in_flight: anyio.CancelScope, grace_s: float, report: Report) -> None:
@@ -295,7 +312,7 @@ def run_batch(
                     chunks=chunk_output,
                 )
             )
-    if report.output_error is not None:
+    if report.output_error is not None or report.refused is not None:
         return 2
     if report.interrupted is not None:
         return 128 + signal.Signals[report.interrupted].value

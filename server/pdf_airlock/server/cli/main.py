@@ -269,6 +269,13 @@ def _add_shard_flags(batch: argparse.ArgumentParser) -> None:
         "one's path under its root; the output is --out with .shard-I-of-N before its suffix",
     )
     batch.add_argument(
+        "--documents-may-fail",
+        action="store_true",
+        default=_env("BATCH_DOCUMENTS_MAY_FAIL", "") == "1",
+        help="exit 0, not 1, when every document has its line, failed ones included (for an "
+        "orchestrator that would run the stage again on 1: a hostile document fails the same way)",
+    )
+    batch.add_argument(
         "--shards",
         type=int,
         default=int(_env("SHARDS", 0)) or None,
@@ -404,6 +411,8 @@ def main(argv: list[str] | None = None) -> None:
             )
         except KeyboardInterrupt:  # before the run's own handling of SIGINT was up
             status = 128 + signal.SIGINT.value
+        if status == 1 and ns.documents_may_fail:  # 1: some document failed; each has its line
+            status = 0
         raise SystemExit(status)
     if ns.command == "self-test":
         raise SystemExit(anyio.run(_self_test, settings, ns.json))
