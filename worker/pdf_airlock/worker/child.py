@@ -222,8 +222,9 @@ def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
 def run_spare(
     parent_pid: int, spare_fd: int, spec: dict[str, Any], probed: dict[str, Any], warm_pdf: bytes | None
 ) -> NoReturn:
-    """Sandbox this process for ``spec`` (limits + sandbox request), optionally warm it, wait for
-    one job on ``spare_fd``, run it, write the envelope, exit. Never returns; never runs twice."""
+    """Sandbox this process for ``spec`` (limits + sandbox request), warm it unless ``warm_pdf``
+    is None (a kept heap, then a warm-up parse, when no job is waiting yet), wait for one job on
+    ``spare_fd``, run it, write the envelope, exit. Never returns; never runs twice."""
     try:
         limits = Limits(**spec["limits"])
         policy = SandboxPolicy.from_job(dict(spec.get("sandbox", {})), **probed)
@@ -244,8 +245,8 @@ def run_spare(
         try:
             job = _receive_job(spare, socket.MSG_DONTWAIT)
         except BlockingIOError:  # no job waiting yet: warm up (off the critical path), then block
-            _keep_heap(min(_HEAP_KEPT, limits.memory_bytes // _HEAP_KEPT_SHARE))
-            if warm_pdf is not None:
+            if warm_pdf is not None:  # none for a cold spare (``batch``: CPU, not latency)
+                _keep_heap(min(_HEAP_KEPT, limits.memory_bytes // _HEAP_KEPT_SHARE))
                 _warm_up(warm_pdf, limits)
             job = _receive_job(spare)
         if job is None:

@@ -147,7 +147,11 @@ async def _run(
         ticking.start_soon(report.tick)  # from the start: the pool's start-up takes a while
         ticking.start_soon(_on_signals, in_flight, settings.shutdown_grace_s, report)
         async with Pool(
-            settings.workers, len(files) + 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
+            settings.workers,
+            len(files) + 1,
+            DEFAULTS.zygote_start_timeout_s,
+            settings.kill_grace_s,
+            warm_spares=False,  # CPU per document, not one call's latency: bench/cpu_per_doc.py
         ) as pool:
             if settings.require_layers:
                 report.refused = await _sandbox_missing(pool, settings)

@@ -1,0 +1,273 @@
+"""CPU per document: ``python bench/cpu_per_doc.py [--runs 5] [--before CHECKOUT] [--write]``.
+
+What one more document costs in CPU, of the whole process tree (the command, and every process
+it started and reaped: supervisor, zygote, spares and job children), measured as the
+difference between a run over 300 documents and one over 100, divided by 200, so start-up and
+shutdown cancel out. CPU time, not wall time: the machine is shared, and CPU time is what a
+pipeline pays for. Side by side in one run, the measures taking turns in each round; medians
+over ``--runs`` rounds:
+
+- ``batch pdf_read --jobs 1`` over distinct 1-page and 10-page text documents
+  (``bench/corpus.py``'s prose, ~3,000 characters a page);
+- in-process pypdfium2 over the same documents (open, every page's text, close), in a process
+  of its own measured the same way: the floor;
+- one 1-page ``pdf_read`` MCP call after another over a bare pipe (``serve``, cache off), a new
+  document each call;
+- with ``--before CHECKOUT``, the same batch runs of another checkout (its ``.venv``'s
+  interpreter: the zygote runs ``python -I``, so it imports what that interpreter has).
+
+The batch rows also split the marginal CPU by process (sampled every ``SAMPLE_S``): the
+supervisor, the zygote (forks), and the job children (their whole lives: fork, sandbox,
+parse, exit). ``--write`` puts the table in docs/performance.md between its ``CPU-PER-DOC``
+markers; docs/pipelines.md's throughput model reads from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+import psutil
+from corpus import text_document
+from mcp_bench import write_block
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+CORPUS_DIR: Final = Path(__file__).resolve().parent / ".corpus-cpu"
+SMALL: Final = 100
+LARGE: Final = 300
+PAGES: Final = (1, 10)
+SAMPLE_S: Final = 0.02
+RUN_TIMEOUT_S: Final = 600
+MS: Final = 1000
+
+# In-process pypdfium2 over the paths given on stdin: the floor a sandboxed read is held to.
+_FLOOR = """
+import sys, pypdfium2
+for path in sys.stdin.read().split("\\n"):
+    if not path:
+        continue
+    with open(path, "rb") as handle:
+        data = handle.read()
+    document = pypdfium2.PdfDocument(data)
+    for index in range(len(document)):
+        page = document[index]
+        textpage = page.get_textpage()
+        textpage.get_text_range()
+        textpage.close()
+        page.close()
+    document.close()
+"""
+
+
+def corpus(pages: int, count: int) -> Path:
+    """``count`` distinct documents of ``pages`` pages (a seed each), made once and kept."""
+    folder = CORPUS_DIR / f"pages-{pages}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(count):
+        path = folder / f"doc-{number:04d}.pdf"
+        if not path.exists():
+            path.write_bytes(text_document(pages, seed=1000 * pages + number))
+    return folder
+
+
+def subset(folder: Path, count: int, into: Path) -> Path:
+    """A folder holding the first ``count`` documents of ``folder`` (hard links)."""
+    target = into / f"{folder.name}-{count}"
+    if not target.exists():
+        target.mkdir()
+        for path in sorted(folder.glob("*.pdf"))[:count]:
+            os.link(path, target / path.name)
+    return target
+
+
+class Tree:
+    """A command's process tree: its CPU once reaped (``os.wait4``: itself and every descendant
+    reaped under it), and samples of the supervisor's and the zygote's own CPU."""
+
+    def __init__(self, command: list[str], **popen: Any) -> None:
+        self.process = subprocess.Popen(command, cwd=ROOT, **popen)
+        self.own: dict[str, float] = {"supervisor": 0.0, "zygote": 0.0}
+        self._stop = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+
+    def _sample(self) -> None:
+        try:
+            top = psutil.Process(self.process.pid)
+            while not self._stop.is_set():
+                times = top.cpu_times()
+                self.own["supervisor"] = times.user + times.system
+                for child in top.children():
+                    if "pdf_airlock.worker.zygote" in " ".join(child.cmdline()):
+                        mine = child.cpu_times()
+                        self.own["zygote"] = mine.user + mine.system
+                time.sleep(SAMPLE_S)
+        except psutil.Error:
+            return
+
+    def wait(self) -> float:
+        """CPU seconds of the whole tree."""
+        _, status, usage = os.wait4(self.process.pid, 0)
+        self.process.returncode = os.waitstatus_to_exitcode(status)
+        self._stop.set()
+        self._sampler.join()
+        return usage.ru_utime + usage.ru_stime
+
+
+def batch_cpu(python: list[str], folder: Path, scratch: Path) -> dict[str, float]:
+    out = scratch / f"out-{time.monotonic_ns()}.jsonl"
+    command = [*python, "batch", "pdf_read", str(folder), "--out", str(out), "--jobs", "1"]
+    command += ["--progress", "none", "--cache-mb", "0"]
+    tree = Tree(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    total = tree.wait()
+    lines = out.read_text().splitlines()
+    out.unlink()
+    assert tree.process.returncode == 0 and len(lines) == len(list(folder.glob("*.pdf"))), folder
+    return {"total": total, **tree.own, "children": total - sum(tree.own.values())}
+
+
+def floor_cpu(folder: Path) -> dict[str, float]:
+    paths = "\n".join(str(path) for path in sorted(folder.glob("*.pdf")))
+    tree = Tree([sys.executable, "-c", _FLOOR], stdin=subprocess.PIPE)
+    assert tree.process.stdin is not None
+    tree.process.stdin.write(paths.encode())
+    tree.process.stdin.close()
+    return {"total": tree.wait()}
+
+
+def mcp_cpu(folder: Path) -> dict[str, float]:
+    """1-page ``pdf_read`` calls one after another over a bare pipe, a new document each."""
+    command = [sys.executable, "-m", "pdf_airlock.server", "serve", "--root", str(folder)]
+    command += ["--log-level", "warning", "--cache-mb", "0"]
+    tree = Tree(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    pipe_in, pipe_out = tree.process.stdin, tree.process.stdout
+    assert pipe_in is not None and pipe_out is not None
+
+    def request(number: int, method: str, params: dict[str, Any]) -> None:
+        message = {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
+        pipe_in.write(json.dumps(message).encode() + b"\n")
+        pipe_in.flush()
+        answer = json.loads(pipe_out.readline())
+        assert "result" in answer and not answer["result"].get("isError"), answer
+
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}
+    request(0, "initialize", hello)
+    pipe_in.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    for number, path in enumerate(sorted(folder.glob("*.pdf")), start=1):
+        request(number, "tools/call", {"name": "pdf_read", "arguments": {"path": path.name}})
+    pipe_in.close()
+    total = tree.wait()
+    return {"total": total, **tree.own, "children": total - sum(tree.own.values())}
+
+
+def marginal(measure: Callable[[Path], dict[str, float]], small: Path, large: Path) -> dict[str, float]:
+    """ms of CPU per document beyond the first ``SMALL``, by part."""
+    few, many = measure(small), measure(large)
+    return {part: (many[part] - few[part]) * MS / (LARGE - SMALL) for part in many}
+
+
+def measure(runs: int, before: Path | None) -> dict[str, list[dict[str, float]]]:
+    samples: dict[str, list[dict[str, float]]] = {}
+    ours = [sys.executable, "-m", "pdf_airlock.server"]
+    theirs = None if before is None else [str(before / ".venv/bin/python"), "-m", "pdf_airlock.server"]
+    CORPUS_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CORPUS_DIR) as scratch_name:
+        scratch = Path(scratch_name)
+        folders = {pages: corpus(pages, LARGE) for pages in PAGES}
+        pairs = {
+            pages: (subset(f, SMALL, scratch), subset(f, LARGE, scratch)) for pages, f in folders.items()
+        }
+        for round_number in range(runs):
+            for pages, (small, large) in pairs.items():
+                rows: list[tuple[str, Callable[[Path], dict[str, float]]]] = [
+                    (f"batch {pages}p", functools.partial(batch_cpu, ours, scratch=scratch)),
+                    (f"floor {pages}p", floor_cpu),
+                ]
+                if theirs is not None:
+                    rows.append((f"before {pages}p", functools.partial(batch_cpu, theirs, scratch=scratch)))
+                if pages == 1:
+                    rows.append(("mcp 1p", mcp_cpu))
+                for label, how in rows:
+                    samples.setdefault(label, []).append(marginal(how, small, large))
+            sys.stderr.write(f"round {round_number + 1}/{runs} done\n")
+    return samples
+
+
+def median(samples: list[dict[str, float]], part: str = "total") -> float:
+    return statistics.median(sample[part] for sample in samples)
+
+
+def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
+    load = os.getloadavg()[0]
+    lines = [
+        "## CPU per document (issue #27)",
+        "",
+        f"Generated by `python bench/cpu_per_doc.py --runs {runs}` on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs shared with other work (load average {load:.2f} at the end). CPU time of "
+        f"the whole process tree (`wait4`), not wall time; each figure is the difference between a run over "
+        f"{LARGE} documents and one over {SMALL}, per document: start-up and shutdown cancel out. "
+        f"Medians of {runs} rounds, the rows taking turns in each round. `batch` runs one job at a time "
+        "(`--jobs 1`); the MCP row is one 1-page `pdf_read` call after another over a bare pipe, a new "
+        "document each, cache off.",
+        "",
+        "| per document (ms of CPU) | total | supervisor | zygote | job children | in-process pypdfium2 "
+        "| overhead | ratio |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for pages in PAGES:
+        floor = median(samples[f"floor {pages}p"])
+        names = [f"batch {pages}p", *(["mcp 1p"] if pages == 1 else []), f"before {pages}p"]
+        for name in names:
+            if name not in samples:
+                continue
+            rows = samples[name]
+            total = median(rows)
+            label = {"batch": "`batch`", "mcp": "MCP call", "before": "`batch`, before"}[name.split()[0]]
+            parts = (
+                " | ".join(f"{median(rows, part):.2f}" for part in ("supervisor", "zygote", "children"))
+                if "supervisor" in rows[0]
+                else "- | - | -"
+            )
+            lines.append(
+                f"| {label}, {pages}-page | {total:.2f} | {parts} | {floor:.2f} | {total - floor:+.2f} "
+                f"| {total / floor:.2f}x |"
+            )
+    per_core = {pages: MS / median(samples[f"batch {pages}p"]) for pages in PAGES}
+    lines += [
+        "",
+        "Documents per second per core, from the `batch` rows (one core's second divided by a "
+        "document's CPU): " + ", ".join(f"{pages}-page {rate:.0f}" for pages, rate in per_core.items()) + ".",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--before", type=Path, help="another checkout with its own .venv")
+    parser.add_argument("--write", action="store_true", help="write the table into docs/performance.md")
+    parser.add_argument("--json", type=Path, help="also keep every sample here")
+    args = parser.parse_args()
+    samples = measure(args.runs, args.before)
+    if args.json:
+        args.json.write_text(json.dumps(samples, indent=1))
+    text = table(samples, args.runs)
+    if args.write:
+        write_block(ROOT / "docs" / "performance.md", "CPU-PER-DOC", text)
+    sys.stdout.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
