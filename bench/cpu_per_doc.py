@@ -51,6 +51,8 @@ PAGES: Final = (1, 10)
 SAMPLE_S: Final = 0.02
 RUN_TIMEOUT_S: Final = 600
 MS: Final = 1000
+HOUR_S: Final = 3600
+BIG_RUN: Final = 10_000_000  # documents: the run docs/pipelines.md prices
 
 # In-process pypdfium2 over the paths given on stdin: the floor a sandboxed read is held to.
 _FLOOR = """
@@ -245,10 +247,15 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
                 f"| {total / floor:.2f}x |"
             )
     per_core = {pages: MS / median(samples[f"batch {pages}p"]) for pages in PAGES}
+    hours = {pages: BIG_RUN * median(samples[f"batch {pages}p"]) / MS / HOUR_S for pages in PAGES}
     lines += [
         "",
         "Documents per second per core, from the `batch` rows (one core's second divided by a "
         "document's CPU): " + ", ".join(f"{pages}-page {rate:.0f}" for pages, rate in per_core.items()) + ".",
+        f"A run over {BIG_RUN:,} documents (docs/pipelines.md, the throughput model) then costs "
+        + ", ".join(f"{hours[pages]:,.0f} core-hours of {pages}-page documents" for pages in PAGES)
+        + ", plus each shard's start-up (a zygote's warm-up, well under a core-second) and the "
+        "pods' idle share.",
     ]
     return "\n".join(lines)
 
@@ -259,8 +266,9 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="another checkout with its own .venv")
     parser.add_argument("--write", action="store_true", help="write the table into docs/performance.md")
     parser.add_argument("--json", type=Path, help="also keep every sample here")
+    parser.add_argument("--load", type=Path, help="render the samples a --json run kept, measuring nothing")
     args = parser.parse_args()
-    samples = measure(args.runs, args.before)
+    samples = json.loads(args.load.read_text()) if args.load else measure(args.runs, args.before)
     if args.json:
         args.json.write_text(json.dumps(samples, indent=1))
     text = table(samples, args.runs)
