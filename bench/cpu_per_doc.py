@@ -149,9 +149,9 @@ def floor_cpu(folder: Path) -> dict[str, float]:
     return {"total": tree.wait()}
 
 
-def mcp_cpu(folder: Path) -> dict[str, float]:
+def mcp_cpu(python: list[str], folder: Path) -> dict[str, float]:
     """1-page ``pdf_read`` calls one after another over a bare pipe, a new document each."""
-    command = [sys.executable, "-m", "pdf_airlock.server", "serve", "--root", str(folder)]
+    command = [*python, "serve", "--root", str(folder)]
     command += ["--log-level", "warning", "--cache-mb", "0"]
     tree = Tree(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     pipe_in, pipe_out = tree.process.stdin, tree.process.stdout
@@ -200,7 +200,9 @@ def measure(runs: int, before: Path | None) -> dict[str, list[dict[str, float]]]
                 if theirs is not None:
                     rows.append((f"before {pages}p", functools.partial(batch_cpu, theirs, scratch=scratch)))
                 if pages == 1:
-                    rows.append(("mcp 1p", mcp_cpu))
+                    rows.append(("mcp 1p", functools.partial(mcp_cpu, ours)))
+                    if theirs is not None:
+                        rows.append(("mcp-before 1p", functools.partial(mcp_cpu, theirs)))
                 for label, how in rows:
                     samples.setdefault(label, []).append(marginal(how, small, large))
             sys.stderr.write(f"round {round_number + 1}/{runs} done\n")
@@ -230,13 +232,18 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
     ]
     for pages in PAGES:
         floor = median(samples[f"floor {pages}p"])
-        names = [f"batch {pages}p", *(["mcp 1p"] if pages == 1 else []), f"before {pages}p"]
+        names = [f"batch {pages}p", f"before {pages}p", *(["mcp 1p", "mcp-before 1p"] if pages == 1 else [])]
         for name in names:
             if name not in samples:
                 continue
             rows = samples[name]
             total = median(rows)
-            label = {"batch": "`batch`", "mcp": "MCP call", "before": "`batch`, before"}[name.split()[0]]
+            label = {
+                "batch": "`batch`",
+                "before": "`batch`, before",
+                "mcp": "MCP call",
+                "mcp-before": "MCP call, before",
+            }[name.split()[0]]
             parts = (
                 " | ".join(f"{median(rows, part):.2f}" for part in ("supervisor", "zygote", "children"))
                 if "supervisor" in rows[0]
@@ -246,6 +253,19 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
                 f"| {label}, {pages}-page | {total:.2f} | {parts} | {floor:.2f} | {total - floor:+.2f} "
                 f"| {total / floor:.2f}x |"
             )
+    pairs = [(f"`batch`, {pages}-page", f"before {pages}p", f"batch {pages}p") for pages in PAGES]
+    pairs.append(("1-page MCP call", "mcp-before 1p", "mcp 1p"))
+    changes = [
+        f"{label} {median(samples[old]):.2f} -> {median(samples[new]):.2f} ms "
+        f"({median(samples[new]) / median(samples[old]):.2f}x)"
+        for label, old, new in pairs
+        if old in samples
+    ]
+    if changes:
+        lines += [
+            "",
+            "Before (`--before`, the checkout this branch started from) -> now: " + "; ".join(changes) + ".",
+        ]
     per_core = {pages: MS / median(samples[f"batch {pages}p"]) for pages in PAGES}
     hours = {pages: BIG_RUN * median(samples[f"batch {pages}p"]) / MS / HOUR_S for pages in PAGES}
     lines += [

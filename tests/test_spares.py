@@ -276,5 +276,5 @@ async def test_batch_spares_are_cold(docs: Path) -> None:
             (spare,) = await held_spares(pool, await settled_zygote(), 1)
             faults[warm] = await settled_faults(spare)
             assert (await run(pool, docs / "hello.pdf", READ_ARGS))["pages"][0]["page"] == 1
-    # The kept heap alone is 4 MiB of fresh pages: over 1,000 faults.
-    assert faults[True] - faults[False] > 1000, faults
+    # The kept heap alone is 1 MiB of fresh pages (256 faults); the warm-up parse adds hundreds.
+    assert faults[True] - faults[False] > 400, faults
