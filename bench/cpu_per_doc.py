@@ -53,6 +53,7 @@ RUN_TIMEOUT_S: Final = 600
 MS: Final = 1000
 HOUR_S: Final = 3600
 BIG_RUN: Final = 10_000_000  # documents: the run docs/pipelines.md prices
+MERGE_DOCUMENTS: Final = 200_000
 
 # In-process pypdfium2 over the paths given on stdin: the floor a sandboxed read is held to.
 _FLOOR = """
@@ -174,6 +175,44 @@ def mcp_cpu(python: list[str], folder: Path) -> dict[str, float]:
     return {"total": total, **tree.own, "children": total - sum(tree.own.values())}
 
 
+def merge_memory(documents: int = MERGE_DOCUMENTS) -> dict[str, float]:
+    """Peak RSS of ``batch-merge`` over two shard files of ``documents`` synthetic lines in all,
+    against the interpreter with the merge imported: the memory it holds per document."""
+    line = {"sha256": "ab" * 32, "tool": "pdf_read", "ok": True, "complete": True, "result": {"pages": []}}
+    with tempfile.TemporaryDirectory() as folder_name:
+        folder = Path(folder_name)
+        for shard in range(2):
+            with open(folder / f"r.shard-{shard}-of-2.jsonl", "w") as out:
+                for number in range(documents // 2):
+                    path = f"/data/invoices/2024/{shard}-{number:08d}.pdf"
+                    out.write(json.dumps(line | {"path": path}) + "\n")
+        used = _peak_rss_kb(["batch-merge", str(folder / "r.jsonl"), "--merged", str(folder / "m.jsonl")])
+    baseline = _peak_rss_kb([])
+    return {"documents": documents, "bytes_per_document": (used - min(baseline, used)) * 1024 / documents}
+
+
+# ``batch-merge`` (or nothing) in a fresh interpreter, which then prints its own peak RSS in KiB:
+# VmHWM, fresh after exec (``ru_maxrss`` would count the forking parent's pages too).
+_PEAK = """
+import sys
+from pdf_airlock.server.cli.main import main
+if len(sys.argv) > 1:
+    try:
+        main(sys.argv[1:])
+    except SystemExit as exit:
+        assert exit.code == 0, exit.code
+status = open("/proc/self/status").read()
+print(status.split("VmHWM:")[1].split()[0])
+"""
+
+
+def _peak_rss_kb(arguments: list[str]) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, *arguments], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return int(done.stdout.split()[-1])
+
+
 def marginal(measure: Callable[[Path], dict[str, float]], small: Path, large: Path) -> dict[str, float]:
     """ms of CPU per document beyond the first ``SMALL``, by part."""
     few, many = measure(small), measure(large)
@@ -277,6 +316,14 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
         + ", plus each shard's start-up (a zygote's warm-up, well under a core-second) and the "
         "pods' idle share.",
     ]
+    if "merge" in samples:
+        [merge] = samples["merge"]
+        per_document = merge["bytes_per_document"]
+        lines.append(
+            f"`batch-merge` holds about {per_document:.0f} bytes per document (peak RSS over "
+            f"{merge['documents']:,.0f} synthetic lines, less the interpreter's): "
+            f"{per_document * BIG_RUN / 1e9:.1f} GB for {BIG_RUN:,} documents."
+        )
     return "\n".join(lines)
 
 
@@ -289,6 +336,8 @@ def main() -> None:
     parser.add_argument("--load", type=Path, help="render the samples a --json run kept, measuring nothing")
     args = parser.parse_args()
     samples = json.loads(args.load.read_text()) if args.load else measure(args.runs, args.before)
+    if "merge" not in samples:
+        samples["merge"] = [merge_memory()]
     if args.json:
         args.json.write_text(json.dumps(samples, indent=1))
     text = table(samples, args.runs)
