@@ -158,6 +158,9 @@ def test_merge_reports_a_missing_shard_and_a_duplicated_document(corpus: Path, t
     assert done["duplicated"] == [{"tool": "pdf_read", "path": json.loads(twice)["path"], "shards": [0, 2]}]
     paths = [str(record["path"]) for record in _records(merged)]
     assert len(paths) == len(set(paths)) == CORPUS - len(owned_by_1)  # one line each, even duplicated
+    onto_a_shard = _run(_command("batch-merge", str(out), "--merged", str(first)))
+    assert onto_a_shard.returncode == 2 and "shard files" in onto_a_shard.stderr
+    assert first.read_text().splitlines()[0] == twice  # untouched
 
 
 def _listed(root: Path) -> list[Path]:

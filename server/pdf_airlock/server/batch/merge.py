@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from pdf_airlock.server.batch.inputs import Unlisted
-from pdf_airlock.server.batch.shard import document_key, shard_files, shard_of
+from pdf_airlock.server.batch.shard import ShardError, document_key, shard_files, shard_of
 from pdf_airlock.server.log import report_logger
 
 __all__ = ["MergeReport", "merge_shards"]
@@ -143,6 +143,8 @@ def merge_shards(
     """Merge the shard files of a run whose ``--out`` was ``out`` into ``merged``; with the run's
     inputs listed again (``expected``), also the documents no shard settled."""
     count, files = shard_files(out)
+    if any(os.path.realpath(merged) == os.path.realpath(path) for path in files.values()):
+        raise ShardError("--merged names one of the shard files it would read")
     report = MergeReport(shards=count, missing_shards=sorted(set(range(count)) - set(files)))
     kept = _scan(files, report)
     _write(merged, files, kept)
