@@ -55,3 +55,25 @@ def test_decode_needs_no_file(name: str, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr("builtins.open", refuse)
     monkeypatch.setattr(os, "open", refuse)
     assert vars(CMapDB._load_data(name))
+
+
+SHARED_PROBE = """
+import ctypes, errno, mmap
+from pdf_airlock.worker import cmaps
+cmaps.preload()
+[line] = [line for line in open("/proc/self/maps") if "pdf-airlock-cmaps" in line]
+start, end = (int(part, 16) for part in line.split()[0].split("-"))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+refused = libc.mprotect(start, end - start, mmap.PROT_READ | mmap.PROT_WRITE)
+print(line.split()[1], refused, errno.errorcode.get(ctypes.get_errno()))
+"""
+
+
+def test_cmaps_are_shared_read_only_and_cannot_be_made_writable() -> None:
+    """Shared with every child (a fork copies none of it), so no child may ever write it: the
+    mapping is read-only and shared (``r--s``), and making it writable is refused."""
+    done = subprocess.run(
+        [sys.executable, "-c", SHARED_PROBE], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["r--s", "-1", "EACCES"], done.stdout

@@ -15,6 +15,7 @@ byte.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -211,6 +212,10 @@ def test_call_example_runs_as_shown(example: Example) -> None:
     assert not found, "\n".join(found)
 
 
+# The flags of the documented batch examples that take a value (not an input to make).
+VALUED_FLAGS = ("--out", "--chunks", "--jobs", "--json", "--root", "--shard")
+
+
 def _inputs(argv: list[str], folder: Path) -> list[str]:
     """The batch command with its named inputs made in ``folder`` from the bundled samples, and
     its ``--out`` (and ``--chunks``) moved into ``folder`` whatever the example names."""
@@ -221,7 +226,7 @@ def _inputs(argv: list[str], folder: Path) -> list[str]:
             argv[argv.index(flag) + 1] = str(folder / Path(argv[argv.index(flag) + 1]).name)
     samples = ["welcome.pdf", "report.pdf", "two-columns.pdf"]
     for index, arg in enumerate(argv[3:], start=3):
-        if arg.startswith("-") or argv[index - 1] in ("--out", "--chunks", "--jobs", "--json", "--root"):
+        if arg.startswith("-") or argv[index - 1] in VALUED_FLAGS:
             continue
         assert not Path(arg).is_absolute() and ".." not in Path(arg).parts, (
             f"{arg} is outside the temporary folder"
@@ -236,12 +241,33 @@ def _inputs(argv: list[str], folder: Path) -> list[str]:
     return argv
 
 
+def _shards(argv: list[str], cwd: Path) -> list[dict[str, Any]]:
+    """A sharded example (``--shard I/N``) run as every shard of N, then ``batch-merge``d as
+    docs/batch.md shows: the merged lines, each document once."""
+    flag = argv.index("--shard")
+    count = int(argv[flag + 1].split("/")[1])
+    for index in range(count):
+        done = _run([*argv[: flag + 1], f"{index}/{count}", *argv[flag + 2 :]], cwd)
+        assert done.returncode == 0, done.stderr[-2000:]
+    out, merged = argv[argv.index("--out") + 1], cwd / "merged.jsonl"
+    pairs = itertools.pairwise(argv[2:])
+    inputs = [arg for before, arg in pairs if not arg.startswith("-") and before not in VALUED_FLAGS]
+    roots = ["--root", argv[argv.index("--root") + 1]] if "--root" in argv else []
+    merge = _run([argv[0], "batch-merge", out, "--merged", str(merged), "--inputs", *inputs, *roots], cwd)
+    assert merge.returncode == 0, merge.stderr[-2000:]
+    return [json.loads(line) for line in merged.read_text().splitlines()]
+
+
 @pytest.mark.parametrize("example", BATCHES, ids=[example.id for example in BATCHES])
 def test_batch_example_runs_in_a_temporary_folder(example: Example, tmp_path: Path) -> None:
     argv = _inputs(example.argv, tmp_path)
-    done = _run(argv, tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = [json.loads(line) for line in Path(argv[argv.index("--out") + 1]).read_text().splitlines()]
+    if "--shard" in argv:
+        lines = _shards(argv, tmp_path)
+        assert sorted(line["path"] for line in lines) == sorted({line["path"] for line in lines})
+    else:
+        done = _run(argv, tmp_path)
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = [json.loads(line) for line in Path(argv[argv.index("--out") + 1]).read_text().splitlines()]
     assert len(lines) == len(list(tmp_path.rglob("*.pdf"))) == 3
     assert all(line["ok"] and line["complete"] and line["tool"] == argv[2] for line in lines)
     if "--chunks" in argv:

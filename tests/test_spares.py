@@ -246,3 +246,35 @@ def test_zygote_answers_a_late_or_unknown_assignment() -> None:
     assert [(reply["op"], reply["id"]) for reply in replies] == [("started", 7), ("exit", 7), ("lost", 8)]
     assert replies[1]["status"] == 0 and not replies[1]["deadline_hit"]
     assert zygote.children == {} and zygote.by_job == {}
+
+
+def minor_faults(pid: int) -> int:
+    """The process's minor page faults so far (/proc/PID/stat, field 10)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[7])
+
+
+async def settled_faults(pid: int) -> int:
+    """Minor faults of an idle spare once it is blocked waiting for its job (no more change)."""
+    last = -1
+    for _ in range(500):
+        now = minor_faults(pid)
+        if now == last:
+            return now
+        last = now
+        await anyio.sleep(0.1)
+    raise AssertionError("the spare never settled")
+
+
+async def test_batch_spares_are_cold(docs: Path) -> None:
+    """``warm_spares=False`` (``batch``): no kept heap and no warm-up parse in an idle spare, so
+    none of the page faults they cost (bench/cpu_per_doc.py); the job is read all the same."""
+    faults = {}
+    for warm in (True, False):
+        async with Pool(1, 4, 60, 1, spares=1, warm_spares=warm) as pool:
+            assert (await run(pool, docs / "hello.pdf", READ_ARGS))["pages"][0]["page"] == 1
+            (spare,) = await held_spares(pool, await settled_zygote(), 1)
+            faults[warm] = await settled_faults(spare)
+            assert (await run(pool, docs / "hello.pdf", READ_ARGS))["pages"][0]["page"] == 1
+    # The kept heap alone is 1 MiB of fresh pages (256 faults); the warm-up parse adds hundreds.
+    assert faults[True] - faults[False] > 400, faults

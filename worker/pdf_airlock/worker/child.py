@@ -58,7 +58,9 @@ _WARM_JOB: Final = (
 _JOB_NAME: Final = b"airlock-job"
 # Heap a spare faults in and keeps for its job (at most this share of the job's memory budget),
 # carved in blocks under glibc's smallest mmap threshold (128 KiB) so they come from the heap.
-_HEAP_KEPT: Final = 4 << 20
+# A one-page read grows its heap by about 300 KiB; every page kept beyond what the job uses is a
+# page fault of CPU spent for nothing (bench/cpu_per_doc.py, the MCP row).
+_HEAP_KEPT: Final = 1 << 20
 _HEAP_KEPT_SHARE: Final = 16
 _HEAP_BLOCK: Final = 64 << 10
 _M_TRIM_THRESHOLD: Final = -1  # glibc <malloc.h>
@@ -222,8 +224,9 @@ def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
 def run_spare(
     parent_pid: int, spare_fd: int, spec: dict[str, Any], probed: dict[str, Any], warm_pdf: bytes | None
 ) -> NoReturn:
-    """Sandbox this process for ``spec`` (limits + sandbox request), optionally warm it, wait for
-    one job on ``spare_fd``, run it, write the envelope, exit. Never returns; never runs twice."""
+    """Sandbox this process for ``spec`` (limits + sandbox request), warm it unless ``warm_pdf``
+    is None (a kept heap, then a warm-up parse, when no job is waiting yet), wait for one job on
+    ``spare_fd``, run it, write the envelope, exit. Never returns; never runs twice."""
     try:
         limits = Limits(**spec["limits"])
         policy = SandboxPolicy.from_job(dict(spec.get("sandbox", {})), **probed)
@@ -244,8 +247,8 @@ def run_spare(
         try:
             job = _receive_job(spare, socket.MSG_DONTWAIT)
         except BlockingIOError:  # no job waiting yet: warm up (off the critical path), then block
-            _keep_heap(min(_HEAP_KEPT, limits.memory_bytes // _HEAP_KEPT_SHARE))
-            if warm_pdf is not None:
+            if warm_pdf is not None:  # none for a cold spare (``batch``: CPU, not latency)
+                _keep_heap(min(_HEAP_KEPT, limits.memory_bytes // _HEAP_KEPT_SHARE))
                 _warm_up(warm_pdf, limits)
             job = _receive_job(spare)
         if job is None:

@@ -4,8 +4,13 @@ pdfminer loads a predefined CMap (``90ms-RKSJ-H``, ``UniGB-UCS2-H``, ``to-unicod
 from its package's ``cmap/*.json.gz`` on first use. A job child can open no file, so without
 this the layout engine silently falls back to ``(cid:N)`` or nothing for CJK fonts.
 
-The zygote reads the compressed files once (``preload``: shared copy-on-write with every
-child) and replaces ``CMapDB._load_data`` with a loader that decompresses and decodes only
+The zygote reads the compressed files once (``preload``) into a sealed memfd that it maps shared
+and read-only, through a read-only descriptor: a fork copies no page-table entry of a shared
+mapping (every child faults in only the CMaps it decodes, and its exit unmaps no more), where a
+private copy's ~8 MB of entries were copied at every fork and torn down at every exit
+(bench/cpu_per_doc.py). No process can write it: the seals forbid writes and the mapping was
+never writable. Where memfds or sealing are missing, a private anonymous copy serves instead.
+It replaces ``CMapDB._load_data`` with a loader that decompresses and decodes only
 the CMap a document asks for, inside the child. Decoding every CMap in the zygote instead would
 cost seconds of warm-up and many times that memory in every job. The decoding mirrors pdfminer's own
 ``_load_data`` (its JSON format and key conversions); tests/test_cmaps.py compares the two on
@@ -14,6 +19,7 @@ every file. ``CMAP_PATH`` is not honoured: only the installed package's files ar
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import json
 import mmap
@@ -24,9 +30,9 @@ __all__ = ["decode", "loaded_bytes", "preload"]
 
 _SUFFIX: Final = ".json.gz"
 _INT_KEYED: Final = ("CID2UNICHR_H", "CID2UNICHR_V")
-# Every file's bytes in one private anonymous mapping, and each file's (offset, length): outside
-# the malloc heap, where megabytes of small objects would push a job's allocations onto fresh
-# pages and make every read slower (``bench/ab_servers.py text-10.pdf`` shows it).
+# Every file's bytes in one mapping, and each file's (offset, length): outside the malloc heap,
+# where megabytes of small objects would push a job's allocations onto fresh pages and make
+# every read slower (``bench/ab_servers.py text-10.pdf`` shows it).
 _store: list[mmap.mmap] = []
 _index: dict[str, tuple[int, int]] = {}
 
@@ -76,18 +82,44 @@ def preload() -> int:
 
     directory = _directory()
     names = sorted(entry for entry in os.listdir(directory) if entry.endswith(_SUFFIX))
-    sizes = [os.path.getsize(os.path.join(directory, entry)) for entry in names]
-    store = mmap.mmap(-1, max(1, sum(sizes)), flags=mmap.MAP_PRIVATE)
+    parts = []
     offset = 0
-    for entry, size in zip(names, sizes, strict=True):
+    for entry in names:
         with open(os.path.join(directory, entry), "rb") as handle:
-            data = handle.read(size)
-        store[offset : offset + len(data)] = data
+            data = handle.read()
+        parts.append(data)
         _index[entry.removesuffix(_SUFFIX)] = (offset, len(data))
         offset += len(data)
+    everything = b"".join(parts) or b"\0"
+    try:
+        store = _shared_read_only(everything)
+    except OSError:  # no memfd or no sealing here: a private copy
+        store = mmap.mmap(-1, len(everything), flags=mmap.MAP_PRIVATE)
+        store[:] = everything
     _store[:] = [store]
     CMapDB._load_data = classmethod(_load_from_memory)  # type: ignore[method-assign,assignment]
     return loaded_bytes()
+
+
+_SEALS: Final = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+def _shared_read_only(data: bytes) -> mmap.mmap:
+    """``data`` in a sealed memfd, mapped shared from a read-only descriptor (so the mapping can
+    never be made writable), with no descriptor left open."""
+    writable = os.memfd_create("pdf-airlock-cmaps", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(writable, view) :]
+        fcntl.fcntl(writable, fcntl.F_ADD_SEALS, _SEALS)
+        readable = os.open(f"/proc/self/fd/{writable}", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(writable)
+    try:
+        return mmap.mmap(readable, len(data), flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    finally:
+        os.close(readable)
 
 
 def loaded_bytes() -> int:

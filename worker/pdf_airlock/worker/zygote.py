@@ -1,9 +1,9 @@
 """The zygote: a warmed interpreter that forks one sandboxed child per job.
 
-Started by the supervisor as ``python -I -m pdf_airlock.worker.zygote FD SPARES`` (isolated mode, working
-directory ``/``, an allowlisted environment: only installed code loads) where FD is its end of a
-SOCK_SEQPACKET control socket. It never parses a document itself. Protocol (one JSON object per
-datagram, fds by SCM_RIGHTS):
+Started by the supervisor as ``python -I -m pdf_airlock.worker.zygote FD SPARES [cold]``
+(isolated mode, working directory ``/``, an allowlisted environment: only installed code loads)
+where FD is its end of a SOCK_SEQPACKET control socket. It never parses a document itself.
+Protocol (one JSON object per datagram, fds by SCM_RIGHTS):
 
   supervisor -> zygote  {"op": "job", "id", "kind", "args", "limits", "sandbox", "deadline_s",
                          "max_wall_s", "generation"} + [input, result]
@@ -25,6 +25,12 @@ warm-up parse; if its limits, sandbox request or generation (the supervisor's nu
 current spec) differ from the spares', every idle spare is killed first. A spare serves exactly
 one job; a replacement is forked off the critical path: right after a hand-over when no other
 spare is idle, else once the running jobs have exited.
+
+``cold`` (``batch``: CPU per document, not the latency of one call) forks spares without the
+warm-up parse and without the heap kept for the job (``pdf_airlock.worker.child``): both move
+first-touch costs off a call's critical path, and both cost CPU that a job which finds its
+spare waiting does not get back (bench/cpu_per_doc.py, "CPU per document" in
+docs/performance.md). The sandbox is the same.
 
 The zygote enforces each job's wall deadline from hand-over (``job``) or ``assigned`` (SIGKILL to
 the child's process group; the child is unreaped until then, so its pid cannot be recycled under
@@ -58,6 +64,8 @@ MAX_MESSAGE_BYTES: Final = 1 << 16
 _MAX_FDS: Final = 2
 _FD_ITEM_SIZE: Final = array.array("i").itemsize
 _SPARES_ARG: Final = 2
+_COLD_ARG: Final = 3
+_COLD: Final = "cold"
 _WARM_TEXT: Final = "pdf-airlock spare warm-up line"
 _WARM_LINES: Final = 40
 _MAX_UNASSIGNED: Final = 64  # reaped spares kept for a late ``assigned`` (normally 0 or 1)
@@ -446,8 +454,9 @@ def main() -> None:
         kinds = kinds | TEST_KINDS
     probed = probe_layers()
     make_undumpable()  # after the namespace probe: an undumpable process cannot unshare(NEWUSER)
-    spares = int(sys.argv[2]) if len(sys.argv) > _SPARES_ARG else 0
-    zygote = Zygote(control, probed, kinds, spares, warm_pdf(), test_hooks=test_hooks)
+    spares = int(sys.argv[_SPARES_ARG]) if len(sys.argv) > _SPARES_ARG else 0
+    cold = len(sys.argv) > _COLD_ARG and sys.argv[_COLD_ARG] == _COLD
+    zygote = Zygote(control, probed, kinds, spares, None if cold else warm_pdf(), test_hooks=test_hooks)
     layers = {
         "namespaces": probed["namespaces_unavailable"] or "available",
         "landlock": f"ABI {probed['landlock_abi']}" if probed["landlock_abi"] else "unavailable",

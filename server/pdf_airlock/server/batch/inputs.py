@@ -13,6 +13,10 @@ Without ``--root`` the roots are what the operator named (``named_roots``): each
 the folder of each file. A link in a named folder to a document elsewhere is ``path_denied``,
 as any call outside the roots. Each path comes once, in a repeatable order: as given; within a
 directory, its own documents by name, then each subdirectory's (by name, depth first).
+
+``--list FILE`` names inputs one a line (``listed``), as the command line would: a file or a
+folder, a relative path taken from the working directory; blank lines and lines starting with
+``#`` are skipped. Names are bytes as the file system has them (undecodable bytes kept).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 
 from pdf_airlock.server.policy.paths import within
 
-__all__ = ["Unlisted", "documents", "named_roots"]
+__all__ = ["Unlisted", "documents", "listed", "named_roots"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,13 @@ def named_roots(paths: Iterable[Path]) -> tuple[Path, ...]:
     (through symbolic links: the operator named them)."""
     roots = [real if real.is_dir() else real.parent for real in (path.resolve() for path in paths)]
     return tuple(dict.fromkeys(roots))
+
+
+def listed(list_file: Path) -> list[Path]:
+    """The inputs a ``--list`` file names, in its order (``OSError`` if it cannot be read)."""
+    with open(list_file, encoding="utf-8", errors="surrogateescape", newline="\n") as lines:
+        names = [line.removesuffix("\n").removesuffix("\r") for line in lines]
+    return [Path(name) for name in names if name.strip() and not name.startswith("#")]
 
 
 def documents(paths: Iterable[Path], roots: Sequence[Path]) -> Iterator[Path | Unlisted]:

@@ -11,7 +11,8 @@
 Every mode ends with one ``batch_done`` event: how many documents, the count of each outcome
 (``ok``, ``skipped``, ``incomplete`` or an error code), how many failed, the seconds taken,
 whether the run finished and, if it stopped early, why (``interrupted``: the signal;
-``output_error``: a line could not be written).
+``output_error``: a line could not be written; ``refused``, only then: a layer of
+``--require-sandbox`` is not active, and no document was read).
 Events are JSON lines like the logs and are written whatever ``--log-level`` is.
 """
 
@@ -47,6 +48,7 @@ class Report:
         self.outcomes: Counter[str] = Counter()
         self.interrupted: str | None = None  # the signal's name: the run stopped early
         self.output_error: str | None = None  # why a line could not be written: the run stopped
+        self.refused: str | None = None  # why no document may be read (a required layer is off)
         self.started = time.monotonic()
         self._events = report_logger()
         self._bar: tqdm[None] | None = None
@@ -72,15 +74,17 @@ class Report:
             outcomes=dict(sorted(self.outcomes.items())),
             failed=self.failed,
             seconds=round(time.monotonic() - self.started, 3),
-            finished=error is None and self.interrupted is None and self.output_error is None,
+            finished=error is None and not self.stopped,
             interrupted=self.interrupted,
             output_error=self.output_error,
+            **({"refused": self.refused} if self.refused is not None else {}),
         )
 
     @property
     def stopped(self) -> bool:
-        """A signal came or a line could not be written: start no more documents."""
-        return self.interrupted is not None or self.output_error is not None
+        """A signal came, a line could not be written or the sandbox is short of a required
+        layer: start no more documents."""
+        return self.interrupted is not None or self.output_error is not None or self.refused is not None
 
     @property
     def failed(self) -> int:

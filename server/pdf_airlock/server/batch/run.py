@@ -24,6 +24,9 @@ stderr (``pdf_airlock.server.batch.report``). SIGTERM starts no more documents a
 was read whole, 1 when any failed or is incomplete, 2 on bad usage or when the output cannot be used
 (``pdf_airlock.server.batch.output``: not a regular file, another run writing it) or a line could not be
 written, 128 + the signal's number when one stopped the run (130, 143): the next run goes on.
+
+With a ``shard`` (``pdf_airlock.server.batch.shard``) the run reads only the documents whose key
+hashes to it, and ``out`` (and ``chunks``) become the shard's own files.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import structlog
 from pdf_airlock.server.batch.inputs import Unlisted, documents
 from pdf_airlock.server.batch.output import Output, OutputLocked, OutputRefused
 from pdf_airlock.server.batch.report import Report
+from pdf_airlock.server.batch.shard import Shard, document_key
 from pdf_airlock.server.batch.whole import join_part, owned, paged
 from pdf_airlock.server.calls import App, validated
 from pdf_airlock.server.config import DEFAULTS, MIB, Settings
@@ -143,8 +147,14 @@ async def _run(
         ticking.start_soon(report.tick)  # from the start: the pool's start-up takes a while
         ticking.start_soon(_on_signals, in_flight, settings.shutdown_grace_s, report)
         async with Pool(
-            settings.workers, len(files) + 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
+            settings.workers,
+            len(files) + 1,
+            DEFAULTS.zygote_start_timeout_s,
+            settings.kill_grace_s,
+            warm_spares=False,  # CPU per document, not one call's latency: bench/cpu_per_doc.py
         ) as pool:
+            if settings.require_layers:
+                report.refused = await _sandbox_missing(pool, settings)
             job = _Job(App(settings, pool), tool, arguments, skip, max_document_bytes)
 
             async def worker() -> None:
@@ -169,6 +179,21 @@ async def _run(
                     for _ in range(settings.workers):
                         tg.start_soon(worker)
         ticking.cancel_scope.cancel()
+
+
+async def _sandbox_missing(pool: Pool, settings: Settings) -> str | None:
+    """Why the run may not start: a layer of ``--require-sandbox`` is not active (every document
+    would fail, and the run would look like one of hostile documents); None when all are."""
+    from pdf_airlock.server.cli.selftest import missing_layers, probe_layers
+
+    try:
+        missing = missing_layers(await probe_layers(pool, settings), settings.require_layers)
+    except ToolError as error:
+        missing = [f"probe failed ({error.code})"]
+    if not missing:
+        return None
+    log.error("batch_sandbox_missing", missing=missing)
+    return f"required sandbox layer(s) not active: {', '.join(missing)}"
 
 
 async def _on_signals(in_flight: anyio.CancelScope, grace_s: float, report: Report) -> None:
@@ -224,6 +249,15 @@ def _usage_error(tool: str, arguments: dict[str, Any], chunks: Path | None) -> b
     return False
 
 
+def _owned(files: list[Path | Unlisted], shard: Shard, roots: tuple[Path, ...]) -> list[Path | Unlisted]:
+    """The documents (and unlisted folders) whose key falls to ``shard``."""
+    return [
+        found
+        for found in files
+        if shard.owns(document_key(found.path if isinstance(found, Unlisted) else found, roots))
+    ]
+
+
 def _opened(stack: contextlib.ExitStack, path: Path) -> Output | None:
     """An output file, locked for this run with its torn last line cut off; None (logged) if it
     cannot be used."""
@@ -252,10 +286,15 @@ def run_batch(
     progress: str = "auto",
     progress_every_s: float = DEFAULTS.batch_progress_s,
     chunks: Path | None = None,
+    shard: Shard | None = None,
 ) -> int:
     if _usage_error(tool, arguments, chunks):
         return 2
     files = list(documents(paths, settings.roots))
+    if shard is not None:
+        files, listed = _owned(files, shard, settings.roots), len(files)
+        out, chunks = shard.output(out), None if chunks is None else shard.output(chunks)
+        log.info("batch_shard", shard=shard.name, documents=len(files), listed=listed, out=str(out))
     with contextlib.ExitStack() as stack:
         output = _opened(stack, out)
         chunk_output = _opened(stack, chunks) if chunks is not None and output is not None else None
@@ -277,7 +316,7 @@ def run_batch(
                     chunks=chunk_output,
                 )
             )
-    if report.output_error is not None:
+    if report.output_error is not None or report.refused is not None:
         return 2
     if report.interrupted is not None:
         return 128 + signal.Signals[report.interrupted].value

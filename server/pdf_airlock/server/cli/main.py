@@ -204,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_settings_flags(call)
     batch = commands.add_parser("batch", help="run one tool over many documents, one JSON line each")
     batch.add_argument("tool")
-    batch.add_argument("paths", nargs="+", type=Path, help="PDF files, or directories searched for *.pdf")
+    batch.add_argument("paths", nargs="*", type=Path, help="PDF files, or directories searched for *.pdf")
     batch.add_argument("--out", type=Path, required=True, help="JSON Lines output (appended; resumable)")
     batch.add_argument("--jobs", type=int, default=0, help="documents in parallel (default: CPUs)")
     batch.add_argument(
@@ -233,12 +233,92 @@ def _parser() -> argparse.ArgumentParser:
         default=float(_env("BATCH_PROGRESS_SECONDS", DEFAULTS.batch_progress_s)),
         help="seconds between batch_progress events (json progress)",
     )
+    _add_shard_flags(batch)
     _add_settings_flags(batch)
     batch.set_defaults(log_level=_env("LOG_LEVEL", "warning"))  # progress shares stderr
+    merge = commands.add_parser(
+        "batch-merge", help="join the shard outputs of a sharded batch run; report missing and duplicates"
+    )
+    merge.add_argument("out", type=Path, help="the --out the sharded runs were given")
+    merge.add_argument("--merged", type=Path, required=True, help="the merged JSON Lines file to write")
+    merge.add_argument(
+        "--inputs",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="the run's inputs again (as given to batch): report each document no shard settled",
+    )
+    merge.add_argument("--list", dest="list_file", type=Path, help="the run's --list file again")
+    merge.add_argument("--root", action="append", type=Path, help="the run's --root again (repeatable)")
+    merge.add_argument("--log-level", default=_env("LOG_LEVEL", "warning"))
     selftest = commands.add_parser("self-test", help="report which sandbox layers are active here")
     selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_settings_flags(selftest)
     return parser
+
+
+def _add_shard_flags(batch: argparse.ArgumentParser) -> None:
+    """``batch``'s inputs from a list, and its shard (``pdf_airlock.server.batch.shard``)."""
+    batch.add_argument(
+        "--list",
+        dest="list_file",
+        type=Path,
+        help="a file naming inputs one a line (files or directories), as the command line would",
+    )
+    batch.add_argument(
+        "--shard",
+        default=_env("SHARD", None),
+        help="INDEX/COUNT (index from 0): read only this shard's documents, by a hash of each "
+        "one's path under its root; the output is --out with .shard-I-of-N before its suffix",
+    )
+    batch.add_argument(
+        "--documents-may-fail",
+        action="store_true",
+        default=_env("BATCH_DOCUMENTS_MAY_FAIL", "") == "1",
+        help="exit 0, not 1, when every document has its line, failed ones included (for an "
+        "orchestrator that would run the stage again on 1: a hostile document fails the same way)",
+    )
+    batch.add_argument(
+        "--shards",
+        type=int,
+        default=int(_env("SHARDS", 0)) or None,
+        help="the shard count, the index coming from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)",
+    )
+
+
+def _batch_inputs(ns: argparse.Namespace) -> list[Path]:
+    """The paths named, then those of the --list file."""
+    from pdf_airlock.server.batch.inputs import listed
+
+    paths = list(ns.paths)
+    if ns.list_file is not None:
+        try:
+            paths += listed(ns.list_file)
+        except OSError as exc:
+            _usage(f"--list {ns.list_file}: {exc.strerror or type(exc).__name__}")
+    if not paths:
+        _usage("batch needs inputs: paths, or --list FILE")
+    return paths
+
+
+def _batch_merge(ns: argparse.Namespace) -> int:
+    from pdf_airlock.server.batch.inputs import documents, named_roots
+    from pdf_airlock.server.batch.merge import merge_shards
+    from pdf_airlock.server.batch.shard import ShardError
+
+    ns.paths = ns.inputs
+    given = bool(ns.inputs or ns.list_file)
+    paths = _batch_inputs(ns) if given else []
+    roots = tuple(ns.root or [Path(p) for p in _env("ROOTS", "").split(":") if p] or named_roots(paths))
+    expected = list(documents(paths, roots)) if given else None
+    try:
+        report = merge_shards(ns.out, ns.merged, expected, roots)
+    except ShardError as exc:
+        _usage(str(exc))
+    except OSError as exc:
+        _usage(f"batch-merge: {exc.strerror or type(exc).__name__} ({exc.filename})")
+    report.log()
+    return report.status
 
 
 async def _self_test(settings: Settings, as_json: bool) -> int:
@@ -295,13 +375,21 @@ def main(argv: list[str] | None = None) -> None:
     from pdf_airlock.server.log import configure_logging
 
     configure_logging(ns.log_level)
+    if ns.command == "batch-merge":
+        raise SystemExit(_batch_merge(ns))
     settings = _settings(ns)
     if ns.command == "call":
         raise SystemExit(anyio.run(_call, settings, ns.tool, _json_object(ns.arguments)))
     if ns.command == "batch":
         from pdf_airlock.server.batch.inputs import named_roots
         from pdf_airlock.server.batch.run import run_batch
+        from pdf_airlock.server.batch.shard import ShardError, chosen_shard
 
+        ns.paths = _batch_inputs(ns)
+        try:
+            shard = chosen_shard(ns.shard, ns.shards, os.environ)
+        except ShardError as exc:
+            _usage(str(exc))
         if ns.jobs > 0:
             settings = dataclasses.replace(settings, workers=ns.jobs)
         if not ns.root and not _env("ROOTS", ""):  # the folders and files named are the roots
@@ -322,9 +410,12 @@ def main(argv: list[str] | None = None) -> None:
                 progress=ns.progress,
                 progress_every_s=ns.progress_seconds,
                 chunks=ns.chunks,
+                shard=shard,
             )
         except KeyboardInterrupt:  # before the run's own handling of SIGINT was up
             status = 128 + signal.SIGINT.value
+        if status == 1 and ns.documents_may_fail:  # 1: some document failed; each has its line
+            status = 0
         raise SystemExit(status)
     if ns.command == "self-test":
         raise SystemExit(anyio.run(_self_test, settings, ns.json))

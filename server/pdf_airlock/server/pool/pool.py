@@ -73,6 +73,7 @@ ZYGOTE_ENV_KEYS: Final = ("LANG", "LC_ALL", "TZ", TEST_HOOKS_ENV, STRICT_LOADS_E
 # Isolated mode: neither the working directory nor the script's folder on sys.path, no PYTHON*
 # variables, no user site-packages. Only the installed package and its dependencies can load.
 ZYGOTE_INTERPRETER_FLAGS: Final = ("-I",)
+ZYGOTE_COLD_ARG: Final = "cold"  # spares without warm-up (``pdf_airlock.worker.zygote``)
 # A fixed working directory: nothing relative resolves inside the folder the server started in.
 ZYGOTE_CWD: Final = "/"
 
@@ -103,13 +104,17 @@ class Pool:
         *,
         command_prefix: tuple[str, ...] = (),
         spares: int | None = None,
+        warm_spares: bool = True,
     ) -> None:
         """``command_prefix`` wraps the zygote's command (the syscall tracer uses strace);
         ``spares`` is how many pre-forked children the zygote keeps (default: one per worker plus one, so a
         two-ended read (``pdf_airlock.server.tools.read_two_ended``) can take two at once and still leave one
-        idle: the zygote then refills after the jobs, not beside them)."""
+        idle: the zygote then refills after the jobs, not beside them); ``warm_spares`` False makes them
+        cold (no warm-up parse, no kept heap: ``batch``, where CPU per document counts, not one call's
+        latency; see ``pdf_airlock.worker.zygote``)."""
         self.command_prefix = command_prefix
         self.spares = workers + 1 if spares is None else spares
+        self.warm_spares = warm_spares
         self.workers = workers
         self.queue_depth = queue_depth
         self.start_timeout_s = start_timeout_s
@@ -177,6 +182,7 @@ class Pool:
                     ZYGOTE_MODULE,
                     str(theirs.fileno()),
                     str(self.spares),
+                    *(() if self.warm_spares else (ZYGOTE_COLD_ARG,)),
                 ],
                 # Only the control socket and a stderr pipe: never the protocol's stdin/stdout.
                 stdin=subprocess.DEVNULL,
