@@ -367,58 +367,48 @@ def _usage(problem: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version")):
-        args.insert(0, "serve")
-    ns = _parser().parse_args(args)
-    from pdf_airlock.server.log import configure_logging
+def _batch(ns: argparse.Namespace, settings: Settings) -> int:
+    """``pdf-airlock batch``: its exit status."""
+    from pdf_airlock.server.batch.inputs import named_roots
+    from pdf_airlock.server.batch.run import run_batch
+    from pdf_airlock.server.batch.shard import ShardError, chosen_shard
 
-    configure_logging(ns.log_level)
-    if ns.command == "batch-merge":
-        raise SystemExit(_batch_merge(ns))
-    settings = _settings(ns)
-    if ns.command == "call":
-        raise SystemExit(anyio.run(_call, settings, ns.tool, _json_object(ns.arguments)))
-    if ns.command == "batch":
-        from pdf_airlock.server.batch.inputs import named_roots
-        from pdf_airlock.server.batch.run import run_batch
-        from pdf_airlock.server.batch.shard import ShardError, chosen_shard
+    ns.paths = _batch_inputs(ns)
+    try:
+        shard = chosen_shard(ns.shard, ns.shards, os.environ)
+    except ShardError as exc:
+        _usage(str(exc))
+    if ns.jobs > 0:
+        settings = dataclasses.replace(settings, workers=ns.jobs)
+    if not ns.root and not _env("ROOTS", ""):  # the folders and files named are the roots
+        settings = dataclasses.replace(settings, roots=named_roots(ns.paths))
+    if ns.max_document_mb <= 0:
+        _usage("--max-document-mb must be positive")
+    if ns.progress_seconds <= 0:
+        _usage("--progress-seconds must be positive")
+    max_document_bytes = int(ns.max_document_mb * MIB)
+    try:
+        status = run_batch(
+            settings,
+            ns.tool,
+            _json_object(ns.arguments),
+            ns.paths,
+            ns.out,
+            max_document_bytes=max_document_bytes,
+            progress=ns.progress,
+            progress_every_s=ns.progress_seconds,
+            chunks=ns.chunks,
+            shard=shard,
+        )
+    except KeyboardInterrupt:  # before the run's own handling of SIGINT was up
+        status = 128 + signal.SIGINT.value
+    if status == 1 and ns.documents_may_fail:  # 1: some document failed; each has its line
+        status = 0
+    return status
 
-        ns.paths = _batch_inputs(ns)
-        try:
-            shard = chosen_shard(ns.shard, ns.shards, os.environ)
-        except ShardError as exc:
-            _usage(str(exc))
-        if ns.jobs > 0:
-            settings = dataclasses.replace(settings, workers=ns.jobs)
-        if not ns.root and not _env("ROOTS", ""):  # the folders and files named are the roots
-            settings = dataclasses.replace(settings, roots=named_roots(ns.paths))
-        if ns.max_document_mb <= 0:
-            _usage("--max-document-mb must be positive")
-        if ns.progress_seconds <= 0:
-            _usage("--progress-seconds must be positive")
-        max_document_bytes = int(ns.max_document_mb * MIB)
-        try:
-            status = run_batch(
-                settings,
-                ns.tool,
-                _json_object(ns.arguments),
-                ns.paths,
-                ns.out,
-                max_document_bytes=max_document_bytes,
-                progress=ns.progress,
-                progress_every_s=ns.progress_seconds,
-                chunks=ns.chunks,
-                shard=shard,
-            )
-        except KeyboardInterrupt:  # before the run's own handling of SIGINT was up
-            status = 128 + signal.SIGINT.value
-        if status == 1 and ns.documents_may_fail:  # 1: some document failed; each has its line
-            status = 0
-        raise SystemExit(status)
-    if ns.command == "self-test":
-        raise SystemExit(anyio.run(_self_test, settings, ns.json))
+
+def _serve(ns: argparse.Namespace, settings: Settings) -> NoReturn:
+    """``pdf-airlock serve``: over stdio, or Streamable HTTP with ``--transport``."""
     if getattr(ns, "transport", "stdio") == "streamable-http":
         from pdf_airlock.server.http.serve import main as serve_http
 
@@ -439,3 +429,23 @@ def main(argv: list[str] | None = None) -> None:
     # os.write only, so nothing is left in a buffer; flush stderr's.
     sys.stderr.flush()
     os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version")):
+        args.insert(0, "serve")
+    ns = _parser().parse_args(args)
+    from pdf_airlock.server.log import configure_logging
+
+    configure_logging(ns.log_level)
+    if ns.command == "batch-merge":
+        raise SystemExit(_batch_merge(ns))
+    settings = _settings(ns)
+    if ns.command == "call":
+        raise SystemExit(anyio.run(_call, settings, ns.tool, _json_object(ns.arguments)))
+    if ns.command == "batch":
+        raise SystemExit(_batch(ns, settings))
+    if ns.command == "self-test":
+        raise SystemExit(anyio.run(_self_test, settings, ns.json))
+    _serve(ns, settings)
