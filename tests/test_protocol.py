@@ -256,7 +256,7 @@ def test_tools_list_category_filter(server: Server) -> None:
     security = ["pdf_attachments", "pdf_security"]
     assert [tool["name"] for tool in server.receive()["result"]["tools"]] == security
     server.send({"jsonrpc": "2.0", "id": 101, "method": "tools/list", "params": {"category": "structure"}})
-    structure = {"pdf_info", "pdf_outline", "pdf_annotations", "pdf_forms"}
+    structure = {"pdf_info", "pdf_tables", "pdf_outline", "pdf_annotations", "pdf_forms"}
     assert {tool["name"] for tool in server.receive()["result"]["tools"]} == structure
     server.send({"jsonrpc": "2.0", "id": 102, "method": "tools/list", "params": {"category": "nonsense"}})
     assert server.receive()["error"]["code"] == -32602

@@ -342,6 +342,8 @@ REAL_CALLS: list[tuple[str, dict[str, Any], bool]] = [
     ("pdf_images", {"path": "images.pdf", "max_items": 1}, True),
     ("pdf_markdown", {"path": "report-structured.pdf", "max_chars": 300}, True),
     ("pdf_markdown", {"path": "hello.pdf"}, True),
+    ("pdf_tables", {"path": "report-structured.pdf"}, True),
+    ("pdf_tables", {"path": "report-structured.pdf", "max_tables": 1}, True),
     ("pdf_read", {"path": "/etc/passwd"}, False),
     ("pdf_info", {"path": "missing.pdf"}, False),
     ("pdf_search", {"path": "hello.pdf"}, False),
