@@ -366,3 +366,39 @@ def heavy_first_page_pdf(pages: list[str], glyphs: int = 20_000) -> bytes:
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue()
+
+
+SCAN_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+
+def scan_image(
+    lines: list[str], dpi: int = 200, size_pt: int = 12, page_in: tuple[float, float] = (8.5, 11)
+) -> object:
+    """A white Letter page at ``dpi`` with ``lines`` of black text, as a scanner would see it."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    width, height = round(page_in[0] * dpi), round(page_in[1] * dpi)
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(SCAN_FONT, round(size_pt * dpi / 72))
+    y = dpi  # one inch margins
+    for line in lines:
+        draw.text((dpi, y), line, font=font, fill=0)
+        y += round(size_pt * 1.6 * dpi / 72)
+    return image
+
+
+def scan_pdf(pages: list[list[str] | str], dpi: int = 200) -> bytes:
+    """Image-only pages (a list of lines each) and text pages (a string each), in order: a
+    scanned page has no text layer, only its picture."""
+    out = io.BytesIO()
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_font("helvetica", size=12)
+    for page in pages:
+        pdf.add_page()
+        if isinstance(page, str):
+            pdf.multi_cell(0, 14, page)
+        else:
+            pdf.image(scan_image(page, dpi), x=0, y=0, w=612, h=792)
+    out.write(pdf.output())
+    return out.getvalue()

@@ -1,0 +1,124 @@
+"""OCR of scanned pages (``ocr`` / ``ocr_languages``) through the real server, over stdio, in the
+real sandbox: generated image-only pages with known text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pdfs
+import pikepdf
+import pytest
+from conftest import connect
+
+pytestmark = pytest.mark.anyio
+
+SCAN_LINES = ["Invoice number 4711", "Total due: 1,250.00 EUR", "Payable within thirty days"]
+TYPED = "A typed page with a real text layer."
+
+
+def _huge_page_pdf() -> bytes:
+    """One 100,000 x 100,000 pt page (UserUnit makes it legal) showing a tiny image."""
+    pdf = pikepdf.new()
+    image = pikepdf.Stream(pdf, bytes([255]) * 64)
+    image.Type, image.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+    image.Width, image.Height, image.BitsPerComponent = 8, 8, 8
+    image.ColorSpace = pikepdf.Name.DeviceGray
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 100_000, 100_000],
+        Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(Im1=image)),
+        Contents=pdf.make_stream(b"q 100000 0 0 100000 0 0 cm /Im1 Do Q"),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = pdfs.io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def _noise_pdf() -> bytes:
+    """An image-only page of random specks: OCR reads nothing it is sure of."""
+    import random
+
+    from fpdf import FPDF
+    from PIL import Image
+
+    rng = random.Random(3)
+    image = Image.new("L", (400, 500), 255)
+    for _ in range(6000):
+        image.putpixel((rng.randrange(400), rng.randrange(500)), 0)
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.image(image, x=0, y=0, w=612, h=792)
+    return bytes(pdf.output())
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("ocr")
+    pdfs.write(folder / "mixed.pdf", pdfs.scan_pdf([SCAN_LINES, TYPED]))
+    pdfs.write(folder / "huge.pdf", _huge_page_pdf())
+    pdfs.write(folder / "noise.pdf", _noise_pdf())
+    return folder
+
+
+def ok(result: Any) -> dict[str, Any]:
+    assert result.is_error is False, result.content[0].text
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+def code(result: Any) -> str:
+    assert result.is_error is True
+    return str(result.structured_content["error"]["code"])
+
+
+async def test_auto_ocrs_the_scanned_page_and_keeps_the_text_layer(root: Path) -> None:
+    async with connect(root) as client:
+        read = ok(await client.call_tool("pdf_read", {"path": "mixed.pdf"}))
+    scan, typed = read["pages"]
+    assert scan["text"].splitlines() == SCAN_LINES
+    assert (scan["text_layer"], scan["text_source"]) == ("none", "ocr")
+    assert scan["ocr_confidence"] >= 80
+    assert typed["text"] == TYPED
+    assert (typed["text_source"], typed["ocr_confidence"]) == ("text_layer", None)
+    assert read["warnings"] == []
+
+
+async def test_off_leaves_the_scan_empty_with_a_warning_and_force_ocrs_every_page(root: Path) -> None:
+    async with connect(root) as client:
+        off = ok(await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr": "off"}))
+        force = ok(await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr": "force"}))
+    sources = [(p["text"], p["text_source"]) for p in off["pages"]]
+    assert sources == [("", "text_layer"), (TYPED, "text_layer")]
+    assert off["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]
+    assert [p["text_source"] for p in force["pages"]] == ["ocr", "ocr"]
+    assert force["pages"][1]["text"].strip() == TYPED
+    assert force["pages"][1]["text_layer"] == "ok"
+
+
+async def test_an_unknown_language_is_refused_naming_the_installed_ones(root: Path) -> None:
+    async with connect(root) as client:
+        missing = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["xyz"]})
+        malformed = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["../eng"]})
+    assert code(missing) == "invalid_arguments"
+    assert missing.structured_content["error"]["message"] == (
+        "OCR language xyz is not installed; installed: eng"
+    )
+    assert code(malformed) == "invalid_arguments"
+
+
+async def test_a_huge_page_is_a_memory_limit_not_a_render(root: Path) -> None:
+    async with connect(root) as client:
+        huge = await client.call_tool("pdf_read", {"path": "huge.pdf", "ocr": "force"})
+    assert code(huge) == "memory_limit"
+    assert huge.structured_content["error"]["details"] == {"page": 1, "max_pixels": 16_000_000}
+
+
+async def test_a_page_read_with_low_confidence_is_flagged(root: Path) -> None:
+    async with connect(root) as client:
+        read = ok(await client.call_tool("pdf_read", {"path": "noise.pdf"}))
+    page = read["pages"][0]
+    assert page["text_source"] == "ocr"
+    assert page["ocr_confidence"] < 60
+    assert read["warnings"][0].startswith(f"page 1: OCR confidence is low ({page['ocr_confidence']}/100)")
