@@ -402,3 +402,24 @@ def scan_pdf(pages: list[list[str] | str], dpi: int = 200) -> bytes:
             pdf.image(scan_image(page, dpi), x=0, y=0, w=612, h=792)
     out.write(pdf.output())
     return out.getvalue()
+
+
+SCAN_BOLD_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+
+
+def structured_scan_pdf(lines: list[tuple[str, int, bool]], dpi: int = 200) -> bytes:
+    """One image-only Letter page of (text, size in points, bold) lines: a scanned report with
+    headings, paragraphs and list items that only their sizes and positions show."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("L", (round(8.5 * dpi), 11 * dpi), 255)
+    draw = ImageDraw.Draw(image)
+    y = dpi
+    for text, size_pt, bold in lines:
+        font = ImageFont.truetype(SCAN_BOLD_FONT if bold else SCAN_FONT, round(size_pt * dpi / 72))
+        draw.text((dpi, y), text, font=font, fill=0)
+        y += round(size_pt * 1.6 * dpi / 72)
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.image(image, x=0, y=0, w=612, h=792)
+    return bytes(pdf.output())

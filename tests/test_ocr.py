@@ -15,6 +15,16 @@ pytestmark = pytest.mark.anyio
 
 SCAN_LINES = ["Invoice number 4711", "Total due: 1,250.00 EUR", "Payable within thirty days"]
 TYPED = "A typed page with a real text layer."
+REPORT = [
+    ("Annual Report", 24, True),
+    ("Introduction", 16, True),
+    ("This is the body text of a page that goes on.", 11, False),
+    ("A second line of the body paragraph here.", 11, False),
+    ("- first item in a list", 11, False),
+    ("- second item in the list", 11, False),
+    ("Results", 16, True),
+    ("The results were good and the body goes on.", 11, False),
+]
 
 
 def _huge_page_pdf() -> bytes:
@@ -59,6 +69,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pdfs.write(folder / "mixed.pdf", pdfs.scan_pdf([SCAN_LINES, TYPED]))
     pdfs.write(folder / "huge.pdf", _huge_page_pdf())
     pdfs.write(folder / "noise.pdf", _noise_pdf())
+    pdfs.write(folder / "report.pdf", pdfs.structured_scan_pdf(REPORT))
     return folder
 
 
@@ -122,3 +133,39 @@ async def test_a_page_read_with_low_confidence_is_flagged(root: Path) -> None:
     assert page["text_source"] == "ocr"
     assert page["ocr_confidence"] < 60
     assert read["warnings"][0].startswith(f"page 1: OCR confidence is low ({page['ocr_confidence']}/100)")
+
+
+async def test_search_finds_words_on_a_scan_and_says_they_came_from_ocr(root: Path) -> None:
+    async with connect(root) as client:
+        auto = ok(await client.call_tool("pdf_search", {"path": "mixed.pdf", "query": "total"}))
+        off = ok(await client.call_tool("pdf_search", {"path": "mixed.pdf", "query": "total", "ocr": "off"}))
+        typed = ok(await client.call_tool("pdf_search", {"path": "mixed.pdf", "query": "real text"}))
+    assert [(h["page"], h["text"], h["after"], h["text_source"]) for h in auto["hits"]] == [
+        (1, "Total", " due: 1,250.00 EUR Payable within thirty days ", "ocr")
+    ]
+    assert auto["hits"][0]["rects"] == []
+    assert off["hits"] == []
+    assert [(h["page"], h["text_source"]) for h in typed["hits"]] == [(2, "text_layer")]
+    assert typed["hits"][0]["rects"] != []
+
+
+async def test_markdown_of_a_scan_has_headings_and_lists_from_the_ocr_boxes(root: Path) -> None:
+    async with connect(root) as client:
+        result = ok(await client.call_tool("pdf_markdown", {"path": "report.pdf"}))
+        off = ok(await client.call_tool("pdf_markdown", {"path": "report.pdf", "ocr": "off"}))
+    assert result["markdown"] == (
+        "# Annual Report\n\n## Introduction\n\n"
+        "This is the body text of a page that goes on. A second line of the body paragraph here.\n\n"
+        "- first item in a list\n- second item in the list\n\n"
+        "## Results\n\nThe results were good and the body goes on."
+    )
+    assert [(h["level"], h["text"]) for h in result["headings"]] == [
+        (1, "Annual Report"),
+        (2, "Introduction"),
+        (2, "Results"),
+    ]
+    (page,) = result["pages"]
+    assert page["text_source"] == "ocr" and page["ocr_confidence"] >= 80
+    assert result["warnings"] == []
+    assert off["pages"][0]["text_source"] == "text_layer"
+    assert off["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]

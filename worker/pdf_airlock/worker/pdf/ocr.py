@@ -24,6 +24,7 @@ from pdf_airlock.worker.contract import WorkerError
 
 __all__ = [
     "LOW_CONFIDENCE",
+    "OcrLine",
     "OcrText",
     "available",
     "languages",
@@ -44,6 +45,7 @@ OCR_MAX_PIXELS: Final = 16_000_000  # a Letter page at 300 dpi is 8.4 Mpx; A3 at
 OCR_PAGE_TIMEOUT_MS: Final = 20_000
 LOW_CONFIDENCE: Final = 60  # mean word confidence (0-100) under which a page gets a warning
 MAX_LANGUAGES: Final = 8
+MAX_LINES: Final = 5000  # lines of one page kept for pdf_markdown
 # Where Debian's tesseract-ocr-<lang> packages put the data, newest first.
 TESSDATA_DIRS: Final = (
     "/usr/share/tesseract-ocr/5/tessdata",
@@ -54,14 +56,27 @@ _NOT_LANGUAGES: Final = frozenset({"osd", "equ"})  # orientation/script and equa
 
 
 @dataclass(frozen=True, slots=True)
+class OcrLine:
+    """A line Tesseract found: its box in points from the page's top-left corner, and the font
+    size in points Tesseract estimates for its first word (what the structure census needs)."""
+
+    text: str
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+    size: float
+
+
+@dataclass(frozen=True, slots=True)
 class OcrText:
-    """One page's recognised text and Tesseract's mean word confidence (0-100); ``lines`` are
-    (text, left, top, right, bottom, height) in pixels at ``dpi``, in Tesseract's reading order."""
+    """One page's recognised text, Tesseract's mean word confidence (0-100), the resolution it
+    was read at and (when asked for) its lines in Tesseract's reading order."""
 
     text: str
     confidence: int
     dpi: float
-    lines: tuple[tuple[str, int, int, int, int, int], ...]
+    lines: tuple[OcrLine, ...]
 
 
 _engines: dict[str, Any] = {}  # language -> its Tesseract instance, loaded by warm_up
@@ -114,21 +129,28 @@ def _scale_for(width_pt: float, height_pt: float, page_number: int) -> float:
     return scale
 
 
-def _lines(api: Any) -> tuple[tuple[str, int, int, int, int, int], ...]:
+def _lines(api: Any, dpi: float) -> tuple[OcrLine, ...]:
     import tesserocr
 
-    found: list[tuple[str, int, int, int, int, int]] = []
+    found: list[OcrLine] = []
     iterator = api.GetIterator()
     if iterator is None:
         return ()
     level = tesserocr.RIL.TEXTLINE
+    points = POINTS_PER_INCH / dpi
     for item in tesserocr.iterate_level(iterator, level):
+        if len(found) >= MAX_LINES:
+            break
         text = item.GetUTF8Text(level)
         box = item.BoundingBox(level)
         if not text or not text.strip() or box is None:
             continue
         left, top, right, bottom = box
-        found.append((text.strip(), left, top, right, bottom, bottom - top))
+        font = item.WordFontAttributes() or {}
+        size = float(font.get("pointsize") or 0) or (bottom - top) * points
+        found.append(
+            OcrLine(text.strip(), left * points, right * points, top * points, bottom * points, size)
+        )
     return tuple(found)
 
 
@@ -160,7 +182,7 @@ def recognise(page: Any, page_number: int, requested: list[str], *, with_lines: 
             )
         text = api.GetUTF8Text() or ""
         confidence = max(0, int(api.MeanTextConf())) if text.strip() else 0
-        lines = _lines(api) if with_lines else ()
+        lines = _lines(api, dpi) if with_lines else ()
     finally:
         api.Clear()
     return OcrText(text=text, confidence=confidence, dpi=round(dpi, 2), lines=lines)

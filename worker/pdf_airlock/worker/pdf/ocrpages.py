@@ -19,9 +19,10 @@ import pypdfium2.raw as pdfium_c
 
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf import ocr
-from pdf_airlock.worker.pdf.textnorm import layout_text
+from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine
+from pdf_airlock.worker.pdf.textnorm import layout_text, text_layer
 
-__all__ = ["OCR_MODES", "PageText", "PageTexts", "image_share"]
+__all__ = ["OCR_MODES", "PageText", "PageTexts", "image_share", "ocr_page_lines"]
 
 OCR_MODES: Final = ("auto", "off", "force")
 SPARSE_TEXT_CHARS: Final = 50
@@ -88,10 +89,12 @@ class PageTexts:
             return share > 0
         return share >= MOSTLY_IMAGE and len("".join(text.split())) < SPARSE_TEXT_CHARS
 
-    def text(self, index: int, text: str, layer: str) -> PageText:
-        """The page's text: its text layer, or what OCR read from it."""
+    def text(self, index: int, text: str, layer: str | None = None) -> PageText:
+        """The page's text: its text layer (judged by ``textnorm.text_layer`` unless ``layer``
+        is given), or what OCR read from it."""
         if self.mode == "off":
             return PageText(text, "text_layer", None)
+        layer = text_layer(text) if layer is None else layer
         try:
             page = self.document[index]
         except pdfium.PdfiumError:
@@ -116,3 +119,28 @@ class PageTexts:
             )
         found = layout_text(read.text).strip()
         return PageText(found + "\n" if found else "", "ocr", read.confidence)
+
+
+def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[PageLines, PageText]:
+    """``pdf_markdown``'s lines of a page (``layoutlines.PageLines``) with OCR applied: when the
+    ``ocr`` argument has the page read by OCR, its lines are OCR's (boxes in points, font size
+    from Tesseract), so the structure census finds headings and lists in a scan by their
+    sizes; the images that make up most of the page (the scan itself) are left out."""
+    layer_text = "\n".join(line.text for line in lines.lines)
+    final = texts.text(index, layer_text)
+    read = texts.lines.pop(index, None)
+    if final.source != "ocr" or read is None:
+        return lines, final
+    area = max(lines.width * lines.height, 1.0)
+    images = [
+        image
+        for image in lines.images
+        if (image.x1 - image.x0) * (image.bottom - image.top) < MOSTLY_IMAGE * area
+    ]
+    ocr_lines = [
+        TextLine(line.text, line.x0, line.x1, line.top, line.bottom, line.size, bold=False, italic=False)
+        for line in read.lines
+    ]
+    return PageLines(
+        width=lines.width, height=lines.height, lines=ocr_lines, images=images, cut=lines.cut
+    ), final
