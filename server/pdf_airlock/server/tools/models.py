@@ -107,13 +107,19 @@ READ_ENGINES: Final[tuple[ReadEngine, ...]] = get_args(ReadEngine)
 # answers ``invalid_arguments`` naming the installed languages for one it does not have.
 OcrMode = Literal["auto", "off", "force"]
 MAX_OCR_LANGUAGES: Final = 8
-OcrLanguage = Annotated[str, Field(pattern=r"^[a-z]{3}(_[a-z]{2,8})?$", max_length=16)]
+# Published as a plain string (the server's instructions name the default); the pattern still
+# validates every call.
+OcrLanguage = Annotated[
+    str,
+    WithJsonSchema({"type": "string"}),
+    Field(pattern=r"^[a-z]{3}(_[a-z]{2,8})?$", max_length=16),
+]
 
 
 class OcrInput(DocumentInput):
     """The OCR arguments of the text tools."""
 
-    ocr: OcrMode = Field("auto", description="auto: pages without a usable text layer")
+    ocr: OcrMode = "auto"  # told once, in the server's instructions
     ocr_languages: list[OcrLanguage] = Field(
         default_factory=lambda: ["eng"], min_length=1, max_length=MAX_OCR_LANGUAGES
     )

@@ -149,7 +149,7 @@ TOOL = ToolSpec(
     description=(
         "Text of the selected pages; engine layout follows reading order (slower). Both engines join "
         "words hyphenated across line breaks and write ligatures (ﬁ, ﬂ) as letters. Each page has "
-        "text_layer ok/none/unusable and text_source text_layer/ocr; warnings say what to do."
+        "text_layer ok/none/unusable; warnings say what to do."
     ),
     input_model=PdfReadInput,
     output_model=PdfReadOutput,

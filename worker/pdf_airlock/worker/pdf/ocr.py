@@ -141,12 +141,15 @@ def _lines(api: Any, dpi: float) -> tuple[OcrLine, ...]:
     for item in tesserocr.iterate_level(iterator, level):
         if len(found) >= MAX_LINES:
             break
-        text = item.GetUTF8Text(level)
-        box = item.BoundingBox(level)
+        try:  # tesserocr raises RuntimeError for a line it found no text in
+            text = item.GetUTF8Text(level)
+            box = item.BoundingBox(level)
+            font = item.WordFontAttributes() or {}
+        except RuntimeError:
+            continue
         if not text or not text.strip() or box is None:
             continue
         left, top, right, bottom = box
-        font = item.WordFontAttributes() or {}
         size = float(font.get("pointsize") or 0) or (bottom - top) * points
         found.append(
             OcrLine(text.strip(), left * points, right * points, top * points, bottom * points, size)

@@ -112,12 +112,14 @@ class PageTexts:
             page.close()
         if self.with_lines:
             self.lines[index] = read
-        if read.confidence < ocr.LOW_CONFIDENCE:
+        found = layout_text(read.text).strip()
+        if not found:
+            self.warnings.append(f"page {index + 1}: OCR found no text on it (a picture?); see pdf_render")
+        elif read.confidence < ocr.LOW_CONFIDENCE:
             self.warnings.append(
                 f"page {index + 1}: OCR confidence is low ({read.confidence}/100); "
                 "check the text against pdf_render"
             )
-        found = layout_text(read.text).strip()
         return PageText(found + "\n" if found else "", "ocr", read.confidence)
 
 
@@ -129,7 +131,7 @@ def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[Page
     layer_text = "\n".join(line.text for line in lines.lines)
     final = texts.text(index, layer_text)
     read = texts.lines.pop(index, None)
-    if final.source != "ocr" or read is None:
+    if final.source != "ocr" or read is None or not read.lines:
         return lines, final
     area = max(lines.width * lines.height, 1.0)
     images = [
