@@ -3,13 +3,16 @@ real sandbox: generated image-only pages with known text."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pdfs
 import pikepdf
 import pytest
-from conftest import connect
+from conftest import PROJECT, connect
 
 pytestmark = pytest.mark.anyio
 
@@ -169,3 +172,19 @@ async def test_markdown_of_a_scan_has_headings_and_lists_from_the_ocr_boxes(root
     assert result["warnings"] == []
     assert off["pages"][0]["text_source"] == "text_layer"
     assert off["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]
+
+
+def test_the_self_test_ocrs_a_page_in_the_sandbox() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pdf_airlock.server", "self-test", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    layers = json.loads(done.stdout)["layers"]
+    assert layers["seccomp"].startswith("active") and layers["landlock"].startswith("active")
+    assert layers["ocr"].startswith("active: read the sample page (confidence ")
+    assert layers["ocr"].endswith("languages: eng")
