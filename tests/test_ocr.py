@@ -188,3 +188,36 @@ def test_the_self_test_ocrs_a_page_in_the_sandbox() -> None:
     assert layers["seccomp"].startswith("active") and layers["landlock"].startswith("active")
     assert layers["ocr"].startswith("active: read the sample page (confidence ")
     assert layers["ocr"].endswith("languages: eng")
+
+
+_WITHOUT_DATA = """
+import json, sys
+from pdf_airlock.worker.pdf import ocr
+ocr.TESSDATA_DIRS = ("/nonexistent/tessdata",)
+from pdf_airlock.worker.warmup import warm_up
+warm_up()
+from pdf_airlock.worker.parsers.read import run
+print(json.dumps(run(open(sys.argv[1], "rb").read(), {"max_chars": 1000, "ocr": "auto"})))
+"""
+
+
+def test_without_language_data_the_worker_still_reads_and_warns(root: Path) -> None:
+    """The zygote's warm-up with no Tesseract data: it still warms up, and a scanned page comes
+    back empty with a warning that says OCR is unavailable and why (never silently empty)."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _WITHOUT_DATA, str(root / "mixed.pdf")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    read = json.loads(done.stdout)
+    assert [(p["text"], p["text_source"]) for p in read["pages"]] == [
+        ("", "text_layer"),
+        (TYPED, "text_layer"),
+    ]
+    assert read["warnings"] == [
+        "page 1 needs OCR, which is unavailable here: no Tesseract language data is installed "
+        "(Debian: tesseract-ocr-eng)"
+    ]
