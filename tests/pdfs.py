@@ -368,9 +368,6 @@ def heavy_first_page_pdf(pages: list[str], glyphs: int = 20_000) -> bytes:
     return out.getvalue()
 
 
-SCAN_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-
-
 def scan_image(
     lines: list[str], dpi: int = 200, size_pt: int = 12, page_in: tuple[float, float] = (8.5, 11)
 ) -> object:
@@ -380,7 +377,7 @@ def scan_image(
     width, height = round(page_in[0] * dpi), round(page_in[1] * dpi)
     image = Image.new("L", (width, height), 255)
     draw = ImageDraw.Draw(image)
-    font = ImageFont.truetype(SCAN_FONT, round(size_pt * dpi / 72))
+    font = ImageFont.load_default(size=round(size_pt * dpi / 72))  # Pillow's own font: no system font
     y = dpi  # one inch margins
     for line in lines:
         draw.text((dpi, y), line, font=font, fill=0)
@@ -404,20 +401,18 @@ def scan_pdf(pages: list[list[str] | str], dpi: int = 200) -> bytes:
     return out.getvalue()
 
 
-SCAN_BOLD_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
-
-
 def structured_scan_pdf(lines: list[tuple[str, int, bool]], dpi: int = 200) -> bytes:
     """One image-only Letter page of (text, size in points, bold) lines: a scanned report with
-    headings, paragraphs and list items that only their sizes and positions show."""
+    headings, paragraphs and list items that only their sizes and positions show (bold is drawn
+    with a stroke: Pillow's own font has no bold face)."""
     from PIL import Image, ImageDraw, ImageFont
 
     image = Image.new("L", (round(8.5 * dpi), 11 * dpi), 255)
     draw = ImageDraw.Draw(image)
     y = dpi
     for text, size_pt, bold in lines:
-        font = ImageFont.truetype(SCAN_BOLD_FONT if bold else SCAN_FONT, round(size_pt * dpi / 72))
-        draw.text((dpi, y), text, font=font, fill=0)
+        font = ImageFont.load_default(size=round(size_pt * dpi / 72))
+        draw.text((dpi, y), text, font=font, fill=0, stroke_width=1 if bold else 0, stroke_fill=0)
         y += round(size_pt * 1.6 * dpi / 72)
     pdf = FPDF(unit="pt", format="letter")
     pdf.add_page()

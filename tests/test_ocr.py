@@ -22,7 +22,7 @@ REPORT = [
     ("Annual Report", 24, True),
     ("Introduction", 16, True),
     ("This is the body text of a page that goes on.", 11, False),
-    ("A second line of the body paragraph here.", 11, False),
+    ("The second line of the body paragraph here.", 11, False),
     ("- first item in a list", 11, False),
     ("- second item in the list", 11, False),
     ("Results", 16, True),
@@ -158,7 +158,7 @@ async def test_markdown_of_a_scan_has_headings_and_lists_from_the_ocr_boxes(root
         off = ok(await client.call_tool("pdf_markdown", {"path": "report.pdf", "ocr": "off"}))
     assert result["markdown"] == (
         "# Annual Report\n\n## Introduction\n\n"
-        "This is the body text of a page that goes on. A second line of the body paragraph here.\n\n"
+        "This is the body text of a page that goes on. The second line of the body paragraph here.\n\n"
         "- first item in a list\n- second item in the list\n\n"
         "## Results\n\nThe results were good and the body goes on."
     )
