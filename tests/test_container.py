@@ -225,6 +225,7 @@ def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
     assert codes.pop("glyphs.pdf") == "ok"
     assert codes == {
         "hello.pdf": "ok",
+        "scan.pdf": "ok",
         "encrypted.pdf": "encrypted",
         "not-a-pdf.pdf": "not_a_pdf",
         "fifo.pdf": "not_a_file",
@@ -233,7 +234,7 @@ def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
     assert [page["text"] for page in lines["hello.pdf"]["result"]["pages"]] == HELLO_PAGES
     [done] = [json.loads(line) for line in again.stderr.splitlines() if '"batch_done"' in line]
     # Read again: the two that failed before they were opened (no sha256), so never settled.
-    assert again.returncode == 1 and done["outcomes"] == {"skipped": 5, "not_a_file": 1, "path_denied": 1}
+    assert again.returncode == 1 and done["outcomes"] == {"skipped": 6, "not_a_file": 1, "path_denied": 1}
 
 
 def test_cache_dir_in_the_container(shared: Path, tmp_path: Path) -> None:
