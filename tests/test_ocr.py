@@ -66,6 +66,19 @@ def _noise_pdf() -> bytes:
     return bytes(pdf.output())
 
 
+def _stamped_scan_pdf() -> bytes:
+    """A scan with a stamp: the page's image and a few characters of real text (a page number
+    a scanning program printed on it), as scanning software often leaves them."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.image(pdfs.scan_image(SCAN_LINES), x=0, y=0, w=612, h=792)
+    pdf.set_font("helvetica", size=9)
+    pdf.text(540, 770, "Page 3")
+    return bytes(pdf.output())
+
+
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("ocr")
@@ -73,6 +86,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pdfs.write(folder / "huge.pdf", _huge_page_pdf())
     pdfs.write(folder / "noise.pdf", _noise_pdf())
     pdfs.write(folder / "report.pdf", pdfs.structured_scan_pdf(REPORT))
+    pdfs.write(folder / "stamped.pdf", _stamped_scan_pdf())
     return folder
 
 
@@ -221,3 +235,13 @@ def test_without_language_data_the_worker_still_reads_and_warns(root: Path) -> N
         "page 1 needs OCR, which is unavailable here: no Tesseract language data is installed "
         "(Debian: tesseract-ocr-eng)"
     ]
+
+
+async def test_auto_ocrs_a_scan_whose_text_layer_is_only_a_stamp(root: Path) -> None:
+    async with connect(root) as client:
+        auto = ok(await client.call_tool("pdf_read", {"path": "stamped.pdf"}))
+        off = ok(await client.call_tool("pdf_read", {"path": "stamped.pdf", "ocr": "off"}))
+    (page,) = auto["pages"]
+    assert (page["text_layer"], page["text_source"]) == ("ok", "ocr")
+    assert page["text"].splitlines()[:3] == SCAN_LINES
+    assert off["pages"][0]["text"] == "Page 3"

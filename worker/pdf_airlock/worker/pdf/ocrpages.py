@@ -62,6 +62,16 @@ def image_share(page: Any) -> float:
     return min(1.0, covered / area)
 
 
+def _sparse(text: str) -> bool:
+    """Fewer than ``SPARSE_TEXT_CHARS`` visible characters (counting stops there)."""
+    visible = 0
+    for word in text.split():
+        visible += len(word)
+        if visible >= SPARSE_TEXT_CHARS:
+            return False
+    return True
+
+
 class PageTexts:
     """The ``ocr`` and ``ocr_languages`` job arguments applied page by page."""
 
@@ -87,7 +97,7 @@ class PageTexts:
         share = image_share(page)
         if layer == "none":
             return share > 0
-        return share >= MOSTLY_IMAGE and len("".join(text.split())) < SPARSE_TEXT_CHARS
+        return _sparse(text) and share >= MOSTLY_IMAGE
 
     def text(self, index: int, text: str, layer: str | None = None) -> PageText:
         """The page's text: its text layer (judged by ``textnorm.text_layer`` unless ``layer``
@@ -95,6 +105,8 @@ class PageTexts:
         if self.mode == "off":
             return PageText(text, "text_layer", None)
         layer = text_layer(text) if layer is None else layer
+        if self.mode == "auto" and layer == "ok" and not _sparse(text):
+            return PageText(text, "text_layer", None)  # the common case: no page object needed
         try:
             page = self.document[index]
         except pdfium.PdfiumError:
