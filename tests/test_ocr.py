@@ -129,11 +129,14 @@ async def test_an_unknown_language_is_refused_naming_the_installed_ones(root: Pa
     async with connect(root) as client:
         missing = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["xyz"]})
         malformed = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["../eng"]})
+        mixed = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["eng", "xyz"]})
     assert code(missing) == "invalid_arguments"
     assert missing.structured_content["error"]["message"] == (
         "OCR language xyz is not installed; installed: eng"
     )
     assert code(malformed) == "invalid_arguments"
+    assert code(mixed) == "invalid_arguments"
+    assert mixed.structured_content["error"]["message"] == "OCR language xyz is not installed; installed: eng"
 
 
 async def test_a_huge_page_is_a_memory_limit_not_a_render(root: Path) -> None:

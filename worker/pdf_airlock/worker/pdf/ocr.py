@@ -105,6 +105,10 @@ def _engine_for(requested: list[str]) -> Any:
             "invalid_arguments",
             f"OCR language {', '.join(unknown) or '(none)'} is not installed; installed: {shipped}",
         )
+    if len(set(requested)) > 1:  # one Tesseract instance per language is loaded, not per mix
+        raise WorkerError(
+            "invalid_arguments", f"OCR reads with one language a call; installed: {', '.join(languages())}"
+        )
     return _engines[requested[0]]
 
 
