@@ -14,9 +14,10 @@ STATE=${PDF_AIRLOCK_DOCKER_STATE:-/tmp/pdf-airlock-docker}
 say() { echo "== $*" >&2; }
 export DOCKER_HOST="unix://$STATE/docker.sock"
 PYTHON=${PYTHON:-.venv/bin/python}
-# tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile).
-BASE_PACKAGES=python3,python3-venv,passwd,tini
-BASE=pdf-airlock-base:bookworm-tini
+# tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile);
+# tesseract-ocr-eng is OCR's English language data (pdf_airlock.worker.pdf.ocr).
+BASE_PACKAGES=python3,python3-venv,passwd,tini,tesseract-ocr-eng
+BASE=pdf-airlock-base:bookworm-tini-tesseract-eng
 
 setup() {
   command -v dockerd >/dev/null && command -v mmdebstrap >/dev/null && return

@@ -14,6 +14,15 @@ docker_possible() {
 
 say() { echo "== $*" >&2; }
 
+# OCR's English language data (pdf_airlock.worker.pdf.ocr reads Debian's tesseract-ocr-eng):
+# tests/test_ocr.py needs it. Installed here when missing and this runs as root with apt-get.
+TESSDATA_ENG=/usr/share/tesseract-ocr/5/tessdata/eng.traineddata
+if [ ! -f "$TESSDATA_ENG" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  say "installing tesseract-ocr-eng (OCR language data) from Debian (apt-get)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tesseract-ocr-eng >/dev/null
+fi
+
 if [ "${PDF_AIRLOCK_DOCKER:-}" != "0" ] && docker_possible; then
   say "container tests: installing Docker if needed, starting a private dockerd, building the image (minutes on a first run; \`make check\` skips them)"
   if scripts/container.sh setup && scripts/container.sh start && size=$(scripts/container.sh build); then

@@ -53,6 +53,11 @@ JOBS = [
     ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000}),
     ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Photo"}}),
     ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Fm0/Inner"}}),
+    # OCR (Tesseract in the child): every page of every document, and the default on scans
+    ("pdf_read", {"max_chars": 100_000, "ocr": "force"}),
+    ("pdf_read", {"max_chars": 100_000, "ocr": "auto"}),
+    ("pdf_search", {"query": "e", "max_results": 100, "time_budget_ms": 2000, "ocr": "force"}),
+    ("pdf_markdown", {"max_chars": 100_000, "ocr": "force"}),
 ]
 _LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?(\w+)[( ]")
 
@@ -71,6 +76,8 @@ def corpus(folder: Path) -> list[Path]:
         "images.pdf": pdfs.images_pdf(),
         "xmp.pdf": pdfs.xmp_pdf(),
         "damaged.pdf": pdfs.damaged_xref_pdf(),
+        "scan.pdf": pdfs.scan_pdf([["Invoice 4711", "Total due: 1,250.00 EUR"], "A typed page."]),
+        "scan-report.pdf": pdfs.structured_scan_pdf([("Report", 24, True), ("Body text here.", 11, False)]),
     }
     paths = [pdfs.write(folder / name, data) for name, data in docs.items()]
     return paths + sorted((ROOT / "examples").glob("*.pdf"))

@@ -366,3 +366,55 @@ def heavy_first_page_pdf(pages: list[str], glyphs: int = 20_000) -> bytes:
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue()
+
+
+def scan_image(
+    lines: list[str], dpi: int = 200, size_pt: int = 12, page_in: tuple[float, float] = (8.5, 11)
+) -> object:
+    """A white Letter page at ``dpi`` with ``lines`` of black text, as a scanner would see it."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    width, height = round(page_in[0] * dpi), round(page_in[1] * dpi)
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=round(size_pt * dpi / 72))  # Pillow's own font: no system font
+    y = dpi  # one inch margins
+    for line in lines:
+        draw.text((dpi, y), line, font=font, fill=0)
+        y += round(size_pt * 1.6 * dpi / 72)
+    return image
+
+
+def scan_pdf(pages: list[list[str] | str], dpi: int = 200) -> bytes:
+    """Image-only pages (a list of lines each) and text pages (a string each), in order: a
+    scanned page has no text layer, only its picture."""
+    out = io.BytesIO()
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_font("helvetica", size=12)
+    for page in pages:
+        pdf.add_page()
+        if isinstance(page, str):
+            pdf.multi_cell(0, 14, page)
+        else:
+            pdf.image(scan_image(page, dpi), x=0, y=0, w=612, h=792)
+    out.write(pdf.output())
+    return out.getvalue()
+
+
+def structured_scan_pdf(lines: list[tuple[str, int, bool]], dpi: int = 200) -> bytes:
+    """One image-only Letter page of (text, size in points, bold) lines: a scanned report with
+    headings, paragraphs and list items that only their sizes and positions show (bold is drawn
+    with a stroke: Pillow's own font has no bold face)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("L", (round(8.5 * dpi), 11 * dpi), 255)
+    draw = ImageDraw.Draw(image)
+    y = dpi
+    for text, size_pt, bold in lines:
+        font = ImageFont.load_default(size=round(size_pt * dpi / 72))
+        draw.text((dpi, y), text, font=font, fill=0, stroke_width=1 if bold else 0, stroke_fill=0)
+        y += round(size_pt * 1.6 * dpi / 72)
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.image(image, x=0, y=0, w=612, h=792)
+    return bytes(pdf.output())

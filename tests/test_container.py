@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pdfs
 import psutil
 import pytest
 from conftest import ALL_TOOLS, HELLO_PAGES, PROJECT
@@ -29,6 +30,7 @@ pytestmark = [
 
 IMAGE = os.environ.get("PDF_AIRLOCK_IMAGE", "pdf-airlock")
 IMAGE_UID = 10001  # the Dockerfile's runtime user
+SCAN_LINES = ["Scanned in a container", "Invoice number 4711"]
 SECCOMP = os.environ.get("PDF_AIRLOCK_SECCOMP", str(PROJECT / "seccomp" / "profile.json"))
 
 
@@ -64,6 +66,7 @@ def shared(docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("hello.pdf", "encrypted.pdf", "not-a-pdf.pdf", "bomb.pdf", "glyphs.pdf"):
         shutil.copy(docs / name, folder / name)
         (folder / name).chmod(0o644)
+    pdfs.write(folder / "scan.pdf", pdfs.scan_pdf([SCAN_LINES])).chmod(0o644)
     os.mkfifo(folder / "fifo.pdf")
     (folder / "escape.pdf").symlink_to("/etc/passwd")
     folder.chmod(0o755)
@@ -78,6 +81,9 @@ def test_self_test_inside_the_container(shared: Path) -> None:
     for layer in ("process_group", "closed_fds", "rlimits", "no_new_privs", "seccomp", "landlock"):
         assert layers[layer].startswith("active"), (layer, layers[layer])
     assert layers["unprivileged_uid"] == "active: already uid 10001"
+    # The image ships Tesseract's English data: the self-test's OCR job reads its sample page.
+    assert layers["ocr"].startswith("active: read the sample page"), layers["ocr"]
+    assert layers["ocr"].endswith("languages: eng")
     if SECCOMP != "unconfined":  # the project's profile, like Docker's, refuses unshare
         assert layers["namespaces"].startswith("unavailable")
 
@@ -219,6 +225,7 @@ def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
     assert codes.pop("glyphs.pdf") == "ok"
     assert codes == {
         "hello.pdf": "ok",
+        "scan.pdf": "ok",
         "encrypted.pdf": "encrypted",
         "not-a-pdf.pdf": "not_a_pdf",
         "fifo.pdf": "not_a_file",
@@ -227,7 +234,7 @@ def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
     assert [page["text"] for page in lines["hello.pdf"]["result"]["pages"]] == HELLO_PAGES
     [done] = [json.loads(line) for line in again.stderr.splitlines() if '"batch_done"' in line]
     # Read again: the two that failed before they were opened (no sha256), so never settled.
-    assert again.returncode == 1 and done["outcomes"] == {"skipped": 5, "not_a_file": 1, "path_denied": 1}
+    assert again.returncode == 1 and done["outcomes"] == {"skipped": 6, "not_a_file": 1, "path_denied": 1}
 
 
 def test_cache_dir_in_the_container(shared: Path, tmp_path: Path) -> None:
@@ -274,3 +281,21 @@ async def test_cache_dir_keeps_to_its_budget_in_the_container(shared: Path, tmp_
     sizes = [len(render.content[1].data) for render in renders if not render.is_error]
     assert len(sizes) == len(renders) and sum(sizes) > 1 << 20  # more than the budget was stored
     assert 0 < stored <= 1 << 20
+
+
+@pytest.mark.anyio
+async def test_ocr_of_a_scanned_page_in_the_container(shared: Path) -> None:
+    """Tesseract and its English data in the image, loaded by the zygote, read in the sandbox
+    under the production flags (and the project's seccomp profile)."""
+    args = [*production_flags(shared), "serve", "--root", "/data", "--timeout", "20"]
+    params = StdioServerParameters(command="docker", args=args, env=dict(os.environ))
+    async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
+        read = await client.call_tool("pdf_read", {"path": "scan.pdf"})
+        found = await client.call_tool("pdf_search", {"path": "scan.pdf", "query": "4711"})
+        markdown = await client.call_tool("pdf_markdown", {"path": "scan.pdf"})
+    assert read.is_error is False, read.content
+    (page,) = read.structured_content["pages"]
+    assert page["text"].splitlines() == SCAN_LINES
+    assert (page["text_source"], page["text_layer"]) == ("ocr", "none")
+    assert [hit["text_source"] for hit in found.structured_content["hits"]] == ["ocr"]
+    assert markdown.structured_content["pages"][0]["text_source"] == "ocr"

@@ -141,7 +141,8 @@ async def test_errors_are_the_typed_ones_pdf_read_gives(root: Path) -> None:
 async def test_a_scanned_page_is_an_image_placeholder_with_a_warning(root: Path) -> None:
     """A page of one image and no text: its placeholder names what pdf_images extracts."""
     async with connect(root) as client:
-        answer = await client.call_tool("pdf_markdown", {"path": "images.pdf"})
+        answer = await client.call_tool("pdf_markdown", {"path": "images.pdf", "ocr": "off"})
+        ocr = await client.call_tool("pdf_markdown", {"path": "images.pdf"})
         image = await client.call_tool(
             "pdf_images", {"path": "images.pdf", "extract": {"page": 1, "name": "Scan"}}
         )
@@ -150,6 +151,12 @@ async def test_a_scanned_page_is_an_image_placeholder_with_a_warning(root: Path)
     assert result["markdown"] == "![image p1 #1](pdf_images:page=1&name=Scan)\n\nPage with pictures"
     assert result["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]
     assert image.structured_content["extracted"]["name"] == "Scan"
+    # OCR (the default) reads nothing in a plain picture: the placeholder stays, with its warning.
+    assert ocr.structured_content["markdown"] == result["markdown"]
+    assert ocr.structured_content["warnings"] == [
+        "page 1: OCR found no text on it (a picture?); see pdf_render",
+        "page 1 has no text layer, only images (a scan?); read it with pdf_render",
+    ]
 
 
 async def test_the_outline_sets_heading_levels_one_style_cannot(root: Path) -> None:

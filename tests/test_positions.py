@@ -26,7 +26,15 @@ def document(tmp_path: Path) -> Any:
 
 
 def read_result(next_position: dict[str, int] | None) -> PdfReadUntrusted:
-    page = {"page": 2, "text": "tw", "offset": 0, "complete": False, "text_layer": "ok"}
+    page = {
+        "page": 2,
+        "text": "tw",
+        "offset": 0,
+        "complete": False,
+        "text_layer": "ok",
+        "text_source": "text_layer",
+        "ocr_confidence": None,
+    }
     untrusted = {"engine": "fast", "page_count": 2, "selected_pages": 2, "pages": [page], "warnings": []}
     return PdfReadUntrusted.model_validate(untrusted | {"next": next_position})
 

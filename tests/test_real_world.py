@@ -71,9 +71,11 @@ async def test_text_layer_says_when_a_page_cannot_be_read(tmp_path: Path, engine
     pdfs.write(tmp_path / "blank.pdf", pdfs.text_pdf(["Some text.", ""]))
     async with connect(tmp_path) as client:
         glyphs = (
-            await client.call_tool("pdf_read", {"path": "glyphs.pdf", "engine": engine})
+            await client.call_tool("pdf_read", {"path": "glyphs.pdf", "engine": engine, "ocr": "off"})
         ).structured_content
-        scan = (await client.call_tool("pdf_read", {"path": "scan.pdf", "engine": engine})).structured_content
+        scan = (
+            await client.call_tool("pdf_read", {"path": "scan.pdf", "engine": engine, "ocr": "off"})
+        ).structured_content
         blank = (
             await client.call_tool("pdf_read", {"path": "blank.pdf", "engine": engine})
         ).structured_content

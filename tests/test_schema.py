@@ -48,7 +48,15 @@ def _pydantic_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _read_answer(**changes: Any) -> dict[str, Any]:
-    page = {"page": 1, "text": "x", "offset": 0, "complete": True, "text_layer": "ok"}
+    page = {
+        "page": 1,
+        "text": "x",
+        "offset": 0,
+        "complete": True,
+        "text_layer": "ok",
+        "text_source": "text_layer",
+        "ocr_confidence": None,
+    }
     answer = {
         "source": "a.pdf",
         "sha256": "0" * 64,

@@ -482,6 +482,8 @@ def _page(position: int, text: str, **extra: Any) -> bytes:
         "offset": 0,
         "complete": True,
         "text_layer": "ok",
+        "text_source": "text_layer",
+        "ocr_confidence": None,
     }
     return _line("page", **(fields | {"warnings": []} | extra))
 
@@ -525,10 +527,15 @@ async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> Non
         "offset": 0,
         "complete": False,
         "text_layer": "ok",
+        "text_source": "text_layer",
+        "ocr_confidence": None,
     }
 
 
-_TAIL = b'"offset": 0, "complete": true, "text_layer": "ok", "warnings": []}}'
+_TAIL = (
+    b'"offset": 0, "complete": true, "text_layer": "ok", "text_source": "text_layer", '
+    b'"ocr_confidence": null, "warnings": []}}'
+)
 
 
 @pytest.mark.parametrize(

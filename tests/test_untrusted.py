@@ -51,7 +51,17 @@ READ: dict[str, Any] = {
     "engine": "fast",
     "page_count": 2,
     "selected_pages": 1,
-    "pages": [{"page": 1, "text": "hello", "offset": 0, "complete": True, "text_layer": "ok"}],
+    "pages": [
+        {
+            "page": 1,
+            "text": "hello",
+            "offset": 0,
+            "complete": True,
+            "text_layer": "ok",
+            "text_source": "text_layer",
+            "ocr_confidence": None,
+        }
+    ],
     "next": {"index": 1, "offset": 0},
     "warnings": ["one warning"],
 }
@@ -280,6 +290,8 @@ def test_a_stream_line_is_a_selection_or_a_page_and_nothing_else() -> None:
         "offset": 0,
         "complete": True,
         "text_layer": "none",
+        "text_source": "ocr",
+        "ocr_confidence": 40,
         "warnings": [],
     }
     assert accepts(StreamLine, {"selection": {"page_count": 1, "selected_pages": 1}})
@@ -288,6 +300,8 @@ def test_a_stream_line_is_a_selection_or_a_page_and_nothing_else() -> None:
     assert not accepts(StreamLine, {"selection": {"page_count": 10_000_001, "selected_pages": 1}})
     assert not accepts(StreamLine, {"page": page | {"offset": (1 << 40) + 1}})
     assert not accepts(StreamLine, {"page": page | {"text_layer": "maybe"}})
+    assert not accepts(StreamLine, {"page": page | {"ocr_confidence": 101}})
+    assert not accepts(StreamLine, {"page": page | {"text_source": "guess"}})
 
 
 def _uncapped(schema: dict[str, Any], model: str, field: str, found: set[tuple[str, str, str]]) -> None:

@@ -97,7 +97,12 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
     kind = str(job["kind"])
     try:
         if kind == PROBE_KIND:
-            return {"ok": True, "result": {"layers": report.layers, "micros": report.micros}}
+            probe: dict[str, Any] = {"layers": report.layers, "micros": report.micros}
+            if job["args"].get("ocr"):  # ``pdf-airlock self-test``: an OCR job in the sandbox too
+                from pdf_airlock.worker.pdf.ocr import self_check
+
+                probe["ocr"] = self_check()
+            return {"ok": True, "result": probe}
         from pdf_airlock.worker.pdf.opening import apply_decode_limits
 
         apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)

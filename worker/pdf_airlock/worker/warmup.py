@@ -70,10 +70,29 @@ def warm_up() -> None:
     _no_external_decoders()
     cmaps.preload()
     sample = tiny_pdf()
+    _warm_ocr(sample)
     for module in parser_modules():
         module.warm_up(sample)
     _warm_crypto()
     _warm_decrypt()
+
+
+def _warm_ocr(sample: bytes) -> None:
+    """Load Tesseract and its language data (``pdf_airlock.worker.pdf.ocr``) and read the
+    sample page with it, before any parser's warm-up uses OCR."""
+    import pypdfium2 as pdfium
+
+    from pdf_airlock.worker.pdf import ocr
+
+    document = pdfium.PdfDocument(sample)
+    try:
+        page = document[0]
+        try:
+            ocr.warm_up(page, SAMPLE_TEXT)
+        finally:
+            page.close()
+    finally:
+        document.close()
 
 
 def _warm_crypto() -> None:

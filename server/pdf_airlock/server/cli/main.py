@@ -251,7 +251,9 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--list", dest="list_file", type=Path, help="the run's --list file again")
     merge.add_argument("--root", action="append", type=Path, help="the run's --root again (repeatable)")
     merge.add_argument("--log-level", default=_env("LOG_LEVEL", "warning"))
-    selftest = commands.add_parser("self-test", help="report which sandbox layers are active here")
+    selftest = commands.add_parser(
+        "self-test", help="report which sandbox layers are active here, and whether OCR works"
+    )
     selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_settings_flags(selftest)
     return parser
@@ -326,7 +328,7 @@ async def _self_test(settings: Settings, as_json: bool) -> int:
     from pdf_airlock.server.pool.pool import Pool
 
     async with Pool(1, 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s) as pool:
-        layers = await probe_layers(pool, settings)
+        layers = await probe_layers(pool, settings, ocr=True)
     missing = missing_layers(layers, settings.require_layers)
     if as_json:
         payload = {"layers": layers, "required": list(settings.require_layers), "missing": missing}

@@ -19,6 +19,7 @@ __all__ = ["LAYERS", "missing_layers", "probe_layers", "render_table"]
 
 LAYERS: Final = SANDBOX_LAYERS
 _PROBE_DEADLINE_S: Final = 10.0
+_MAX_STATUS: Final = 200
 
 
 def job_limits(settings: Settings) -> dict[str, int]:
@@ -31,12 +32,13 @@ def job_limits(settings: Settings) -> dict[str, int]:
     }
 
 
-async def probe_layers(pool: Pool, settings: Settings) -> dict[str, str]:
-    """Layer name -> status string, as reported by a real, sandboxed job child."""
+async def probe_layers(pool: Pool, settings: Settings, *, ocr: bool = False) -> dict[str, str]:
+    """Layer name -> status string, as reported by a real, sandboxed job child. With ``ocr``
+    the child also OCRs a trusted sample page, reported as ``ocr``."""
     fd = os.memfd_create("pdf-airlock-probe", os.MFD_CLOEXEC)
     try:
         outcome = await pool.run(
-            PROBE_KIND, {}, fd, limits=job_limits(settings), deadline_s=_PROBE_DEADLINE_S
+            PROBE_KIND, {"ocr": ocr}, fd, limits=job_limits(settings), deadline_s=_PROBE_DEADLINE_S
         )
     finally:
         os.close(fd)
@@ -44,7 +46,10 @@ async def probe_layers(pool: Pool, settings: Settings) -> dict[str, str]:
     untrusted_layers = untrusted.get("layers")
     if not isinstance(untrusted_layers, dict):
         raise ToolError("crashed", "the probe child returned no layer report")
-    return {name: str(untrusted_layers.get(name, "missing"))[:200] for name in LAYERS}
+    layers = {name: str(untrusted_layers.get(name, "missing"))[:_MAX_STATUS] for name in LAYERS}
+    if ocr:
+        layers["ocr"] = str(untrusted.get("ocr", "missing"))[:_MAX_STATUS]
+    return layers
 
 
 def missing_layers(layers: dict[str, str], required: tuple[str, ...]) -> list[str]:

@@ -31,11 +31,18 @@ from pdf_airlock.server.tools.cursors import selection_key
 from pdf_airlock.server.tools.models import (
     MAX_CHARS_CEILING,
     Cursor,
-    DocumentInput,
+    OcrInput,
     PageSelector,
     SourceFields,
 )
-from pdf_airlock.server.tools.untrusted import MAX_PAGES_IN_ANSWER, Bounded, Label, UntrustedModel
+from pdf_airlock.server.tools.untrusted import (
+    MAX_PAGES_IN_ANSWER,
+    Bounded,
+    Confidence,
+    Label,
+    TextSource,
+    UntrustedModel,
+)
 from pdf_airlock.worker.contract import MARKDOWN_MAX_LEVEL, MARKDOWN_PAGE_SEPARATOR
 
 __all__ = ["TOOL"]
@@ -59,6 +66,8 @@ class MarkdownPage(UntrustedModel):
     offset: int = Field(ge=0)
     complete: bool
     headings: list[HeadingRef] = Field(max_length=10_000)
+    text_source: TextSource = "text_layer"
+    ocr_confidence: Confidence | None = None
 
 
 class MarkdownPosition(UntrustedModel):
@@ -82,7 +91,7 @@ class PdfMarkdownUntrusted(UntrustedModel):
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfMarkdownInput(DocumentInput):
+class PdfMarkdownInput(OcrInput):
     pages: PageSelector | None = None
     max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
     chunk_chars: int = Field(1500, ge=200, le=20_000, description="largest RAG chunk")
@@ -96,6 +105,8 @@ class PageSpan(BaseModel):
     end: int
     offset: int = Field(description="Offset in the page's own Markdown where this part starts.")
     complete: bool
+    text_source: TextSource = "text_layer"
+    ocr_confidence: int | None = None
 
 
 class Heading(BaseModel):
@@ -146,6 +157,8 @@ def _assemble(result: PdfMarkdownUntrusted) -> tuple[str, list[PageSpan], list[H
                 end=length,
                 offset=page.offset,
                 complete=page.complete,
+                text_source=page.text_source,
+                ocr_confidence=page.ocr_confidence,
             )
         )
         at = 0
@@ -197,7 +210,7 @@ def _chunks(
 async def pdf_markdown(
     runner: JobRunner, args: PdfMarkdownInput, document: Document
 ) -> tuple[BaseModel, str]:
-    key = selection_key(pages=args.pages)
+    key = selection_key(pages=args.pages, **args.ocr_job_args())
     position = position_of(args.cursor, document, "pdf_markdown", key)
     job_args = {
         "pages": args.pages,
@@ -206,6 +219,7 @@ async def pdf_markdown(
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
         **{f"h{level}": position.get(f"h{level}", 0) for level in range(1, MAX_LEVEL + 1)},
+        **args.ocr_job_args(),
     }
     result, warnings = await runner.run_job("pdf_markdown", job_args, document, PdfMarkdownUntrusted)
     markdown, spans, headings = _assemble(result)

@@ -26,11 +26,14 @@ from pdf_airlock.server.tools.schema import call_schema, inline_refs, result_out
 # comma-separated. The worker resolves each part against the document.
 __all__ = [
     "MAX_CHARS_CEILING",
+    "MAX_OCR_LANGUAGES",
     "MAX_PIXELS_CEILING",
     "READ_ENGINES",
     "Cursor",
     "DocumentInput",
     "ErrorInfo",
+    "OcrInput",
+    "OcrMode",
     "PageSelector",
     "PngImage",
     "ReadEngine",
@@ -99,6 +102,30 @@ class DocumentInput(StrictInput):
 
 ReadEngine = Literal["fast", "layout"]
 READ_ENGINES: Final[tuple[ReadEngine, ...]] = get_args(ReadEngine)
+
+# OCR of pages without a usable text layer (``pdf_airlock.worker.pdf.ocrpages``); the worker
+# answers ``invalid_arguments`` naming the installed languages for one it does not have.
+OcrMode = Literal["auto", "off", "force"]
+MAX_OCR_LANGUAGES: Final = 8
+# Published as a plain string (the server's instructions name the default); the pattern still
+# validates every call.
+OcrLanguage = Annotated[
+    str,
+    WithJsonSchema({"type": "string"}),
+    Field(pattern=r"^[a-z]{3}(_[a-z]{2,8})?$", max_length=16),
+]
+
+
+class OcrInput(DocumentInput):
+    """The OCR arguments of the text tools."""
+
+    ocr: OcrMode = "auto"  # told once, in the server's instructions
+    ocr_languages: list[OcrLanguage] = Field(
+        default_factory=lambda: ["eng"], min_length=1, max_length=MAX_OCR_LANGUAGES
+    )
+
+    def ocr_job_args(self) -> dict[str, object]:
+        return {"ocr": self.ocr, "ocr_languages": list(self.ocr_languages)}
 
 
 # -- published results ---------------------------------------------------------------------

@@ -24,7 +24,7 @@ from pdf_airlock.server.tools.cursors import selection_key
 from pdf_airlock.server.tools.models import (
     MAX_CHARS_CEILING,
     Cursor,
-    DocumentInput,
+    OcrInput,
     PageSelector,
     ReadEngine,
     SourceFields,
@@ -32,7 +32,9 @@ from pdf_airlock.server.tools.models import (
 from pdf_airlock.server.tools.untrusted import (
     MAX_PAGES_IN_ANSWER,
     Bounded,
+    Confidence,
     TextLayer,
+    TextSource,
     UntrustedModel,
 )
 
@@ -50,6 +52,8 @@ class PageText(UntrustedModel):
     text_layer: TextLayer = Field(
         description="ok; none (no text: a scan? see warnings); unusable (glyph codes without Unicode)."
     )
+    text_source: TextSource
+    ocr_confidence: Confidence | None = Field(description="OCR's mean word confidence, 0-100.")
 
 
 class ReadPosition(UntrustedModel):
@@ -69,7 +73,7 @@ class PdfReadUntrusted(UntrustedModel):
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfReadInput(DocumentInput):
+class PdfReadInput(OcrInput):
     pages: PageSelector | None = None
     engine: ReadEngine = "fast"
     max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
@@ -89,7 +93,7 @@ class PdfReadOutput(SourceFields):
 
 
 async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) -> tuple[BaseModel, str]:
-    key = selection_key(pages=args.pages, engine=args.engine)
+    key = selection_key(pages=args.pages, engine=args.engine, **args.ocr_job_args())
     position = position_of(args.cursor, document, "pdf_read", key)
     job_args = {
         "pages": args.pages,
@@ -98,6 +102,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "max_chars": args.max_chars,
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
+        **args.ocr_job_args(),
     }
     # Imported here: the two-ended read builds on this module's models.
     from pdf_airlock.server.tools.read_two_ended import two_ended_read

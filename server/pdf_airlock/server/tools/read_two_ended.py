@@ -61,7 +61,15 @@ from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.pool.child_output import ProgressFn
 from pdf_airlock.server.tools.base import JobRunner
 from pdf_airlock.server.tools.read import PdfReadUntrusted
-from pdf_airlock.server.tools.untrusted import MAX_COUNT, MAX_OFFSET, Bounded, TextLayer, UntrustedModel
+from pdf_airlock.server.tools.untrusted import (
+    MAX_COUNT,
+    MAX_OFFSET,
+    Bounded,
+    Confidence,
+    TextLayer,
+    TextSource,
+    UntrustedModel,
+)
 
 __all__ = ["MIN_TWO_ENDED_BYTES", "two_ended_read"]
 
@@ -85,6 +93,8 @@ class StreamedPage(UntrustedModel):
     offset: int = Field(ge=0, le=MAX_OFFSET)
     complete: bool
     text_layer: TextLayer
+    text_source: TextSource
+    ocr_confidence: Confidence | None
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -336,6 +346,8 @@ class _TwoEnded:
                 "offset": page.offset,
                 "complete": complete,
                 "text_layer": page.text_layer,
+                "text_source": page.text_source,
+                "ocr_confidence": page.ocr_confidence,
             }
         )
 

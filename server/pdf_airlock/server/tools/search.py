@@ -22,13 +22,14 @@ from pdf_airlock.server.tools.base import (
 from pdf_airlock.server.tools.cursors import decode_cursor, selection_key
 from pdf_airlock.server.tools.models import (
     Cursor,
-    DocumentInput,
+    OcrInput,
     PageSelector,
     SourceFields,
 )
 from pdf_airlock.server.tools.untrusted import (
     Bounded,
     Label,
+    TextSource,
     UntrustedModel,
 )
 
@@ -49,6 +50,7 @@ class SearchHit(UntrustedModel):
         max_length=16,
         description="Boxes [left, bottom, right, top] in PDF points (origin bottom-left), one per line.",
     )
+    text_source: TextSource = "text_layer"
 
 
 class SearchPosition(UntrustedModel):
@@ -68,7 +70,7 @@ class PdfSearchUntrusted(UntrustedModel):
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfSearchInput(DocumentInput):
+class PdfSearchInput(OcrInput):
     query: str = Field(min_length=1, max_length=1000)
     regex: bool = False
     case_sensitive: bool = False
@@ -93,7 +95,9 @@ class PdfSearchOutput(SourceFields):
 
 
 async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document) -> tuple[BaseModel, str]:
-    options = args.model_dump(include={"query", "regex", "case_sensitive", "whole_word", "pages"})
+    options = args.model_dump(
+        include={"query", "regex", "case_sensitive", "whole_word", "pages", "ocr", "ocr_languages"}
+    )
     key = selection_key(**options)
     position = {"index": 0, "skip": 0}
     if args.cursor:

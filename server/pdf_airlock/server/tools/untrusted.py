@@ -19,9 +19,11 @@ __all__ = [
     "MAX_PNG_BASE64",
     "MAX_TEXT",
     "Bounded",
+    "Confidence",
     "Label",
     "Rect",
     "TextLayer",
+    "TextSource",
     "UntrustedModel",
 ]
 
@@ -44,6 +46,8 @@ Label = Annotated[str, Field(max_length=64)]
 
 
 TextLayer = Literal["ok", "none", "unusable"]
+TextSource = Literal["text_layer", "ocr"]
+Confidence = Annotated[int, Field(ge=0, le=100)]
 
 
 Rect = list[float]

@@ -25,8 +25,10 @@ import pypdfium2 as pdfium
 
 from pdf_airlock.worker import progress
 from pdf_airlock.worker.contract import MARKDOWN_PAGE_SEPARATOR, WorkerError
+from pdf_airlock.worker.pdf import ocr
 from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
+from pdf_airlock.worker.pdf.ocrpages import PageText, PageTexts, ocr_page_lines
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT
@@ -58,13 +60,18 @@ _LEVEL_KEYS: Final = tuple(f"h{level}" for level in range(1, MAX_LEVEL + 1))
 class _Pages:
     """Pages' lines and tables by index, read from PDFium on demand (each page once per job)."""
 
-    def __init__(self, document: Any, opened: Any, warnings: list[str]) -> None:
+    def __init__(
+        self, document: Any, opened: Any, texts: PageTexts, selection: list[int], warnings: list[str]
+    ) -> None:
         self.document = document
         self.opened = opened
         self.warnings = warnings
         self.cache: dict[int, PageLines] = {}
         self.tables: dict[int, list[Table]] = {}
         self._pdf: Any = None
+        self.texts = texts  # OCR (``pdf.ocrpages``), for the selected pages only
+        self.selected = frozenset(selection)
+        self.sources: dict[int, PageText] = {}
 
     def get(self, index: int) -> PageLines:
         if index not in self.cache:
@@ -82,6 +89,11 @@ class _Pages:
                     self.cache[index], self.tables[index] = pdfium_page_lines(page, names), []
             finally:
                 page.close()
+            if index in self.selected:
+                layer = self.cache[index]
+                self.cache[index], self.sources[index] = ocr_page_lines(self.texts, index, layer)
+                if self.cache[index] is not layer:  # read by OCR: the text layer's tables are not its
+                    self.tables[index] = []
         return self.cache[index]
 
     def blocks(self, index: int, census: Census) -> list[Block]:
@@ -212,7 +224,9 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     try:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
-        pages = _Pages(document, opened, warnings)
+        texts = PageTexts(document, args, warnings)
+        texts.with_lines = True
+        pages = _Pages(document, opened, texts, selection, warnings)
         census_indices = set(sample_positions(page_count, CENSUS_PAGES))
         pages.load(census_indices)
         sampled = [pages.cache[index] for index in sorted(census_indices)]
@@ -285,6 +299,7 @@ def _forward(
                 "offset": offset,
                 "complete": fits,
                 "headings": [{"level": level, "text": heading} for level, heading in headings],
+                **_source(pages, index),
             }
         )
         progress.page_done(position + 1, len(todo))
@@ -300,6 +315,14 @@ def _forward(
     return {"pages": out, "next": next_position}
 
 
+def _source(pages: _Pages, index: int) -> dict[str, Any]:
+    """Where the page's text came from: its text layer or OCR (``pdf.ocrpages``)."""
+    source = pages.sources.get(index)
+    if source is None:
+        return {"text_source": "text_layer", "ocr_confidence": None}
+    return {"text_source": source.source, "ocr_confidence": source.confidence}
+
+
 def warm_up(sample: bytes) -> None:
     """Lay out the sample and write it as Markdown; raise unless its text comes through. qpdf's
     JBIG2 support (off in the sandbox: ``warmup._no_external_decoders``) loads on first sight of
@@ -309,3 +332,7 @@ def warm_up(sample: bytes) -> None:
     result = run(sample, {"max_chars": 10_000})
     if SAMPLE_TEXT not in result["pages"][0]["text"]:
         raise RuntimeError("pdf_markdown failed its warm-up")
+    if ocr.available():
+        result = run(sample, {"max_chars": 10_000, "ocr": "force"})
+        if SAMPLE_TEXT not in result["pages"][0]["text"] or result["pages"][0]["text_source"] != "ocr":
+            raise RuntimeError("pdf_markdown (ocr) failed its warm-up")

@@ -27,7 +27,9 @@ import pypdfium2.raw as pdfium_c
 
 from pdf_airlock.worker import progress
 from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.pdf import ocr
 from pdf_airlock.worker.pdf.layoutchars import Mender
+from pdf_airlock.worker.pdf.ocrpages import PageTexts
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT
@@ -115,15 +117,28 @@ def _layout_each(data: bytes, password: str | None, indices: list[int]) -> Itera
 
 
 class _Layers:
-    """Judges each page's text layer (``textnorm.text_layer``) and warns about the bad ones, with
-    what to do: an image-only page (a scan) or a layer of glyph codes is read by rendering it."""
+    """Judges each page's text layer (``textnorm.text_layer``), OCRs the pages the ``ocr``
+    argument asks for (``pdf.ocrpages``) and warns about the bad ones, with what to do."""
 
-    def __init__(self, document: Any, warnings: list[str]) -> None:
+    def __init__(self, document: Any, warnings: list[str], args: dict[str, Any]) -> None:
         self.document = document
         self.warnings = warnings
+        self.ocr = PageTexts(document, args, warnings)
 
-    def judge(self, index: int, text: str) -> str:
+    def judge(self, index: int, text: str) -> dict[str, Any]:
+        """The page's fields: its final text, the text layer's verdict, the text's source."""
         layer = text_layer(text)
+        final = self.ocr.text(index, text, layer)
+        if final.source == "text_layer" and self.ocr.mode == "off":
+            self._warn(index, layer)
+        return {
+            "text": final.text,
+            "text_layer": layer,
+            "text_source": final.source,
+            "ocr_confidence": final.confidence,
+        }
+
+    def _warn(self, index: int, layer: str) -> None:
         if layer == "unusable":
             self.warnings.append(
                 f"page {index + 1}: its text layer is unusable (glyph codes without a Unicode map); "
@@ -133,7 +148,6 @@ class _Layers:
             self.warnings.append(
                 f"page {index + 1} has no text layer, only images (a scan?); read it with pdf_render"
             )
-        return layer
 
 
 def _has_image(document: Any, index: int) -> bool:
@@ -166,15 +180,16 @@ def _forward(
     warnings = layers.warnings
     pages: list[dict[str, Any]] = []
     reported = 0
-    for position, (index, text) in enumerate(zip(todo, texts, strict=False)):
+    for position, (index, layer_text) in enumerate(zip(todo, texts, strict=False)):
         offset = int(args.get("start_offset", 0)) if position == 0 else 0
-        remaining = text[offset:]
+        fields = layers.judge(index, layer_text)
+        remaining = fields.pop("text")[offset:]
         page = {
             "page": index + 1,
             "text": remaining[:budget],
             "offset": offset,
             "complete": len(remaining) <= budget,
-            "text_layer": layers.judge(index, text),
+            **fields,
         }
         if streamed:
             _stream_page(position, page, warnings[reported:])
@@ -196,13 +211,7 @@ def _backward(todo: list[int], top: int, texts: Iterator[str], layers: _Layers) 
     reported = 0
     warnings = layers.warnings
     for position, index, text in zip(range(top, 0, -1), todo[top:0:-1], texts, strict=False):
-        page = {
-            "page": index + 1,
-            "text": text,
-            "offset": 0,
-            "complete": True,
-            "text_layer": layers.judge(index, text),
-        }
+        page = {"page": index + 1, "offset": 0, "complete": True, **layers.judge(index, text)}
         _stream_page(position, page, warnings[reported:])
         reported = len(warnings)
 
@@ -233,11 +242,11 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         if stream is not None:
             progress.emit("selection", {"page_count": page_count, "selected_pages": len(selection)})
         if stream == "backward":
-            _backward(todo, top, texts, _Layers(document, warnings))
+            _backward(todo, top, texts, _Layers(document, warnings, args))
             pages: list[dict[str, Any]] = []
             next_position = None
         else:
-            layers = _Layers(document, warnings)
+            layers = _Layers(document, warnings, args)
             pages, next_position = _forward(todo, texts, layers, args, streamed=stream == "forward")
     finally:
         document.close()
@@ -252,8 +261,13 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def warm_up(sample: bytes) -> None:
-    """Read the sample with both engines; raise unless each finds its text."""
+    """Read the sample with both engines, and by OCR where it is installed; raise unless each
+    finds its text."""
     for engine in ("fast", "layout"):
-        read = run(sample, {"max_chars": 1000, "engine": engine})
+        read = run(sample, {"max_chars": 1000, "engine": engine, "ocr": "auto"})
         if SAMPLE_TEXT not in read["pages"][0]["text"]:
             raise RuntimeError(f"pdf_read ({engine}) failed its warm-up")
+    if ocr.available():
+        read = run(sample, {"max_chars": 1000, "ocr": "force", "ocr_languages": ["eng"]})
+        if SAMPLE_TEXT not in read["pages"][0]["text"] or read["pages"][0]["text_source"] != "ocr":
+            raise RuntimeError("pdf_read (ocr) failed its warm-up")

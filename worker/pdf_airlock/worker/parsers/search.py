@@ -20,6 +20,8 @@ import regex
 
 from pdf_airlock.worker import progress
 from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.pdf import ocr
+from pdf_airlock.worker.pdf.ocrpages import PageTexts
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.textnorm import searchable
@@ -127,10 +129,18 @@ def _hit(
 
 
 class _Page:
-    """One page's searchable text (``textnorm.searchable``) and its character boxes."""
+    """One page's searchable text (``textnorm.searchable``) and its character boxes; or, for a
+    page read by OCR (``pdf.ocrpages``), what OCR read, without boxes."""
 
-    def __init__(self, document: Any, index: int, raw: str, textpage: Any, warnings: list[str]) -> None:
+    def __init__(
+        self, document: Any, index: int, raw: str, textpage: Any, warnings: list[str], *, texts: PageTexts
+    ) -> None:
         self.document, self.index, self.textpage = document, index, textpage
+        final = texts.text(index, raw)
+        self.source = final.source
+        if final.source == "ocr":
+            self.text, self.origin, self.boxes = final.text, None, False
+            return
         self.text, self.origin = searchable(raw)
         self.boxes = len(raw) == int(textpage.count_chars())
         if not self.boxes:
@@ -156,7 +166,7 @@ class _Page:
                 return seen
             hit = _hit(self.text, span, context, self.textpage if self.boxes else None, self.origin)
             label = label or pdfium_label(self.document, self.index)
-            hits.append({"page": self.index + 1, "label": label, **hit})
+            hits.append({"page": self.index + 1, "label": label, **hit, "text_source": self.source})
         return None
 
 
@@ -179,6 +189,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         labels = pdfium_labels(document)
         selection = select_pages(args.get("pages"), page_count, labels)
         todo = selection[start_index:]
+        texts = PageTexts(document, args, warnings)
         searched = 0
         for position, index in enumerate(todo):
             if len(hits) == max_results:
@@ -190,7 +201,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 continue
             raw, page, textpage = loaded
             try:
-                page_hits = _Page(document, index, raw, textpage, warnings)
+                page_hits = _Page(document, index, raw, textpage, warnings, texts=texts)
                 already = skip if position == 0 else 0
                 stopped = page_hits.collect(
                     budget, pattern, context=context, already=already, hits=hits, most=max_results
@@ -219,3 +230,7 @@ def warm_up(sample: bytes) -> None:
     search = run(sample, {"query": "warm.up", "regex": True, "max_results": 5, "time_budget_ms": 5000})
     if len(search["hits"]) != 1:
         raise RuntimeError("pdf_search failed its warm-up")
+    if ocr.available():
+        args = {"query": "warm", "max_results": 5, "time_budget_ms": 5000, "ocr": "force"}
+        if [hit["text_source"] for hit in run(sample, args)["hits"]] != ["ocr"]:
+            raise RuntimeError("pdf_search (ocr) failed its warm-up")

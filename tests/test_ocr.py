@@ -1,0 +1,250 @@
+"""OCR of scanned pages (``ocr`` / ``ocr_languages``) through the real server, over stdio, in the
+real sandbox: generated image-only pages with known text."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pdfs
+import pikepdf
+import pytest
+from conftest import PROJECT, connect
+
+pytestmark = pytest.mark.anyio
+
+SCAN_LINES = ["Invoice number 4711", "Total due: 1,250.00 EUR", "Payable within thirty days"]
+TYPED = "A typed page with a real text layer."
+REPORT = [
+    ("Annual Report", 24, True),
+    ("Introduction", 16, True),
+    ("This is the body text of a page that goes on.", 11, False),
+    ("The second line of the body paragraph here.", 11, False),
+    ("- first item in a list", 11, False),
+    ("- second item in the list", 11, False),
+    ("Results", 16, True),
+    ("The results were good and the body goes on.", 11, False),
+]
+
+
+def _huge_page_pdf() -> bytes:
+    """One 100,000 x 100,000 pt page (UserUnit makes it legal) showing a tiny image."""
+    pdf = pikepdf.new()
+    image = pikepdf.Stream(pdf, bytes([255]) * 64)
+    image.Type, image.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+    image.Width, image.Height, image.BitsPerComponent = 8, 8, 8
+    image.ColorSpace = pikepdf.Name.DeviceGray
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 100_000, 100_000],
+        Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(Im1=image)),
+        Contents=pdf.make_stream(b"q 100000 0 0 100000 0 0 cm /Im1 Do Q"),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = pdfs.io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def _noise_pdf() -> bytes:
+    """An image-only page of random specks: OCR reads nothing it is sure of."""
+    import random
+
+    from fpdf import FPDF
+    from PIL import Image
+
+    rng = random.Random(3)
+    image = Image.new("L", (400, 500), 255)
+    for _ in range(6000):
+        image.putpixel((rng.randrange(400), rng.randrange(500)), 0)
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.image(image, x=0, y=0, w=612, h=792)
+    return bytes(pdf.output())
+
+
+def _stamped_scan_pdf() -> bytes:
+    """A scan with a stamp: the page's image and a few characters of real text (a page number
+    a scanning program printed on it), as scanning software often leaves them."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.image(pdfs.scan_image(SCAN_LINES), x=0, y=0, w=612, h=792)
+    pdf.set_font("helvetica", size=9)
+    pdf.text(540, 770, "Page 3")
+    return bytes(pdf.output())
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("ocr")
+    pdfs.write(folder / "mixed.pdf", pdfs.scan_pdf([SCAN_LINES, TYPED]))
+    pdfs.write(folder / "huge.pdf", _huge_page_pdf())
+    pdfs.write(folder / "noise.pdf", _noise_pdf())
+    pdfs.write(folder / "report.pdf", pdfs.structured_scan_pdf(REPORT))
+    pdfs.write(folder / "stamped.pdf", _stamped_scan_pdf())
+    return folder
+
+
+def ok(result: Any) -> dict[str, Any]:
+    assert result.is_error is False, result.content[0].text
+    content: dict[str, Any] = result.structured_content
+    return content
+
+
+def code(result: Any) -> str:
+    assert result.is_error is True
+    return str(result.structured_content["error"]["code"])
+
+
+async def test_auto_ocrs_the_scanned_page_and_keeps_the_text_layer(root: Path) -> None:
+    async with connect(root) as client:
+        read = ok(await client.call_tool("pdf_read", {"path": "mixed.pdf"}))
+    scan, typed = read["pages"]
+    assert scan["text"].splitlines() == SCAN_LINES
+    assert (scan["text_layer"], scan["text_source"]) == ("none", "ocr")
+    assert scan["ocr_confidence"] >= 80
+    assert typed["text"] == TYPED
+    assert (typed["text_source"], typed["ocr_confidence"]) == ("text_layer", None)
+    assert read["warnings"] == []
+
+
+async def test_off_leaves_the_scan_empty_with_a_warning_and_force_ocrs_every_page(root: Path) -> None:
+    async with connect(root) as client:
+        off = ok(await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr": "off"}))
+        force = ok(await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr": "force"}))
+    sources = [(p["text"], p["text_source"]) for p in off["pages"]]
+    assert sources == [("", "text_layer"), (TYPED, "text_layer")]
+    assert off["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]
+    assert [p["text_source"] for p in force["pages"]] == ["ocr", "ocr"]
+    assert force["pages"][1]["text"].strip() == TYPED
+    assert force["pages"][1]["text_layer"] == "ok"
+
+
+async def test_an_unknown_language_is_refused_naming_the_installed_ones(root: Path) -> None:
+    async with connect(root) as client:
+        missing = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["xyz"]})
+        malformed = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["../eng"]})
+        mixed = await client.call_tool("pdf_read", {"path": "mixed.pdf", "ocr_languages": ["eng", "xyz"]})
+    assert code(missing) == "invalid_arguments"
+    assert missing.structured_content["error"]["message"] == (
+        "OCR language xyz is not installed; installed: eng"
+    )
+    assert code(malformed) == "invalid_arguments"
+    assert code(mixed) == "invalid_arguments"
+    assert mixed.structured_content["error"]["message"] == "OCR language xyz is not installed; installed: eng"
+
+
+async def test_a_huge_page_is_a_memory_limit_not_a_render(root: Path) -> None:
+    async with connect(root) as client:
+        huge = await client.call_tool("pdf_read", {"path": "huge.pdf", "ocr": "force"})
+    assert code(huge) == "memory_limit"
+    assert huge.structured_content["error"]["details"] == {"page": 1, "max_pixels": 16_000_000}
+
+
+async def test_a_page_read_with_low_confidence_is_flagged(root: Path) -> None:
+    async with connect(root) as client:
+        read = ok(await client.call_tool("pdf_read", {"path": "noise.pdf"}))
+    page = read["pages"][0]
+    assert page["text_source"] == "ocr"
+    assert page["ocr_confidence"] < 60
+    assert read["warnings"][0].startswith(f"page 1: OCR confidence is low ({page['ocr_confidence']}/100)")
+
+
+async def test_search_finds_words_on_a_scan_and_says_they_came_from_ocr(root: Path) -> None:
+    async with connect(root) as client:
+        auto = ok(await client.call_tool("pdf_search", {"path": "mixed.pdf", "query": "total"}))
+        off = ok(await client.call_tool("pdf_search", {"path": "mixed.pdf", "query": "total", "ocr": "off"}))
+        typed = ok(await client.call_tool("pdf_search", {"path": "mixed.pdf", "query": "real text"}))
+    assert [(h["page"], h["text"], h["after"], h["text_source"]) for h in auto["hits"]] == [
+        (1, "Total", " due: 1,250.00 EUR Payable within thirty days ", "ocr")
+    ]
+    assert auto["hits"][0]["rects"] == []
+    assert off["hits"] == []
+    assert [(h["page"], h["text_source"]) for h in typed["hits"]] == [(2, "text_layer")]
+    assert typed["hits"][0]["rects"] != []
+
+
+async def test_markdown_of_a_scan_has_headings_and_lists_from_the_ocr_boxes(root: Path) -> None:
+    async with connect(root) as client:
+        result = ok(await client.call_tool("pdf_markdown", {"path": "report.pdf"}))
+        off = ok(await client.call_tool("pdf_markdown", {"path": "report.pdf", "ocr": "off"}))
+    assert result["markdown"] == (
+        "# Annual Report\n\n## Introduction\n\n"
+        "This is the body text of a page that goes on. The second line of the body paragraph here.\n\n"
+        "- first item in a list\n- second item in the list\n\n"
+        "## Results\n\nThe results were good and the body goes on."
+    )
+    assert [(h["level"], h["text"]) for h in result["headings"]] == [
+        (1, "Annual Report"),
+        (2, "Introduction"),
+        (2, "Results"),
+    ]
+    (page,) = result["pages"]
+    assert page["text_source"] == "ocr" and page["ocr_confidence"] >= 80
+    assert result["warnings"] == []
+    assert off["pages"][0]["text_source"] == "text_layer"
+    assert off["warnings"] == ["page 1 has no text layer, only images (a scan?); read it with pdf_render"]
+
+
+def test_the_self_test_ocrs_a_page_in_the_sandbox() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pdf_airlock.server", "self-test", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    layers = json.loads(done.stdout)["layers"]
+    assert layers["seccomp"].startswith("active") and layers["landlock"].startswith("active")
+    assert layers["ocr"].startswith("active: read the sample page (confidence ")
+    assert layers["ocr"].endswith("languages: eng")
+
+
+_WITHOUT_DATA = """
+import json, sys
+from pdf_airlock.worker.pdf import ocr
+ocr.TESSDATA_DIRS = ("/nonexistent/tessdata",)
+from pdf_airlock.worker.warmup import warm_up
+warm_up()
+from pdf_airlock.worker.parsers.read import run
+print(json.dumps(run(open(sys.argv[1], "rb").read(), {"max_chars": 1000, "ocr": "auto"})))
+"""
+
+
+def test_without_language_data_the_worker_still_reads_and_warns(root: Path) -> None:
+    """The zygote's warm-up with no Tesseract data: it still warms up, and a scanned page comes
+    back empty with a warning that says OCR is unavailable and why (never silently empty)."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _WITHOUT_DATA, str(root / "mixed.pdf")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    read = json.loads(done.stdout)
+    assert [(p["text"], p["text_source"]) for p in read["pages"]] == [
+        ("", "text_layer"),
+        (TYPED, "text_layer"),
+    ]
+    assert read["warnings"] == [
+        "page 1 needs OCR, which is unavailable here: no Tesseract language data is installed "
+        "(Debian: tesseract-ocr-eng)"
+    ]
+
+
+async def test_auto_ocrs_a_scan_whose_text_layer_is_only_a_stamp(root: Path) -> None:
+    async with connect(root) as client:
+        auto = ok(await client.call_tool("pdf_read", {"path": "stamped.pdf"}))
+        off = ok(await client.call_tool("pdf_read", {"path": "stamped.pdf", "ocr": "off"}))
+    (page,) = auto["pages"]
+    assert (page["text_layer"], page["text_source"]) == ("ok", "ocr")
+    assert page["text"].splitlines()[:3] == SCAN_LINES
+    assert off["pages"][0]["text"] == "Page 3"

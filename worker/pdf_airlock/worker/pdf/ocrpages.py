@@ -1,0 +1,160 @@
+"""Which pages to OCR, and the text a page ends up with: the ``ocr`` argument of the text tools.
+
+Input: an open PDFium document of an untrusted file and each page's text layer as extracted.
+``off`` keeps the text layer; ``force`` OCRs every page; ``auto`` OCRs a page whose text layer
+is unusable (glyph codes that decode to garbage), absent on a page that shows an image, or so
+sparse (under ``SPARSE_TEXT_CHARS`` visible characters) on a page mostly covered by images (at
+least ``MOSTLY_IMAGE`` of its area) that it is likely a scan with a stamp or a page number.
+Every page says where its text came from; a page OCR'd with a mean confidence under
+``ocr.LOW_CONFIDENCE`` gets a warning, and so does a page that needed OCR where it is unavailable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.pdf import ocr
+from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine
+from pdf_airlock.worker.pdf.textnorm import layout_text, text_layer
+
+__all__ = ["OCR_MODES", "PageText", "PageTexts", "image_share", "ocr_page_lines"]
+
+OCR_MODES: Final = ("auto", "off", "force")
+SPARSE_TEXT_CHARS: Final = 50
+MOSTLY_IMAGE: Final = 0.5
+MAX_OBJECTS_EXAMINED: Final = 5000  # image objects looked at on one page
+_OBJECT_DEPTH: Final = 4  # form XObjects nested this deep are looked into for images
+
+
+@dataclass(frozen=True, slots=True)
+class PageText:
+    """A page's final text, where it came from, and OCR's mean confidence (None: text layer)."""
+
+    text: str
+    source: str
+    confidence: int | None
+
+
+def image_share(page: Any) -> float:
+    """The share of the page's area covered by images (overlaps counted twice, at most 1)."""
+    width, height = (float(v) for v in page.get_size())
+    area = width * height
+    if not area > 0:
+        return 0.0
+    covered = 0.0
+    objects = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=_OBJECT_DEPTH)
+    for count, obj in enumerate(objects):
+        if count >= MAX_OBJECTS_EXAMINED or covered >= area:
+            break
+        try:
+            left, bottom, right, top = obj.get_bounds()
+        except pdfium.PdfiumError:
+            continue
+        w = min(right, width) - max(left, 0.0)
+        h = min(top, height) - max(bottom, 0.0)
+        if w > 0 and h > 0:
+            covered += w * h
+    return min(1.0, covered / area)
+
+
+def _sparse(text: str) -> bool:
+    """Fewer than ``SPARSE_TEXT_CHARS`` visible characters (counting stops there)."""
+    visible = 0
+    for word in text.split():
+        visible += len(word)
+        if visible >= SPARSE_TEXT_CHARS:
+            return False
+    return True
+
+
+class PageTexts:
+    """The ``ocr`` and ``ocr_languages`` job arguments applied page by page."""
+
+    def __init__(self, document: Any, args: dict[str, Any], warnings: list[str]) -> None:
+        self.document = document
+        self.mode = str(args.get("ocr", "off"))
+        if self.mode not in OCR_MODES:
+            raise WorkerError("invalid_arguments", "ocr must be 'auto', 'off' or 'force'")
+        self.languages = [str(lang) for lang in args.get("ocr_languages") or ["eng"]]
+        self.warnings = warnings
+        self.with_lines = False
+        self.lines: dict[int, ocr.OcrText] = {}
+        if self.mode != "off":
+            ocr.check_languages(self.languages)
+
+    def wants_ocr(self, page: Any, text: str, layer: str) -> bool:
+        if self.mode == "force":
+            return True
+        if self.mode == "off":
+            return False
+        if layer == "unusable":
+            return True
+        share = image_share(page)
+        if layer == "none":
+            return share > 0
+        return _sparse(text) and share >= MOSTLY_IMAGE
+
+    def text(self, index: int, text: str, layer: str | None = None) -> PageText:
+        """The page's text: its text layer (judged by ``textnorm.text_layer`` unless ``layer``
+        is given), or what OCR read from it."""
+        if self.mode == "off":
+            return PageText(text, "text_layer", None)
+        layer = text_layer(text) if layer is None else layer
+        if self.mode == "auto" and layer == "ok" and not _sparse(text):
+            return PageText(text, "text_layer", None)  # the common case: no page object needed
+        try:
+            page = self.document[index]
+        except pdfium.PdfiumError:
+            return PageText(text, "text_layer", None)
+        try:
+            if not self.wants_ocr(page, text, layer):
+                return PageText(text, "text_layer", None)
+            if not ocr.available():
+                self.warnings.append(
+                    f"page {index + 1} needs OCR, which is unavailable here: {ocr.unavailable_reason()}"
+                )
+                return PageText(text, "text_layer", None)
+            read = ocr.recognise(page, index + 1, self.languages, with_lines=self.with_lines)
+        finally:
+            page.close()
+        if self.with_lines:
+            self.lines[index] = read
+        found = layout_text(read.text).strip()
+        if not found:
+            self.warnings.append(f"page {index + 1}: OCR found no text on it (a picture?); see pdf_render")
+        elif read.confidence < ocr.LOW_CONFIDENCE:
+            self.warnings.append(
+                f"page {index + 1}: OCR confidence is low ({read.confidence}/100); "
+                "check the text against pdf_render"
+            )
+        return PageText(found + "\n" if found else "", "ocr", read.confidence)
+
+
+def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[PageLines, PageText]:
+    """``pdf_markdown``'s lines of a page (``layoutlines.PageLines``) with OCR applied: when the
+    ``ocr`` argument has the page read by OCR, its lines are OCR's (boxes in points, font size
+    from Tesseract), so the structure census finds headings and lists in a scan by their
+    sizes; the images that make up most of the page (the scan itself) are left out."""
+    layer_text = "\n".join(line.text for line in lines.lines)
+    final = texts.text(index, layer_text)
+    read = texts.lines.pop(index, None)
+    if final.source != "ocr" or read is None or not read.lines:
+        return lines, final
+    area = max(lines.width * lines.height, 1.0)
+    images = [
+        image
+        for image in lines.images
+        if (image.x1 - image.x0) * (image.bottom - image.top) < MOSTLY_IMAGE * area
+    ]
+    ocr_lines = [
+        TextLine(line.text, line.x0, line.x1, line.top, line.bottom, line.size, bold=False, italic=False)
+        for line in read.lines
+    ]
+    return PageLines(
+        width=lines.width, height=lines.height, lines=ocr_lines, images=images, cut=lines.cut
+    ), final
