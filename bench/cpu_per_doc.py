@@ -13,6 +13,9 @@ over ``--runs`` rounds:
   of its own measured the same way: the floor;
 - one 1-page ``pdf_read`` MCP call after another over a bare pipe (``serve``, cache off), a new
   document each call;
+- the same calls to ``bench/pymupdf_server.py``, a PyMuPDF server on the official ``mcp`` SDK
+  that reads in-process (run by ``--peers-python``, the benchmark peers' interpreter: PyMuPDF is
+  AGPL, never a dependency); the row is left out when that interpreter is missing;
 - with ``--before CHECKOUT``, the same batch runs of another checkout (its ``.venv``'s
   interpreter: the zygote runs ``python -I``, so it imports what that interpreter has).
 
@@ -56,6 +59,9 @@ BIG_RUN: Final = 10_000_000  # documents: the run docs/pipelines.md prices
 MERGE_DOCUMENTS: Final = 200_000
 TARGET_OVERHEAD_MS: Final = 4.0
 TARGET_RATIO: Final = 1.5
+TARGET_MCP_RATIO: Final = 1.5  # CPU per 1-page MCP call against the PyMuPDF server's
+PEERS_PYTHON: Final = Path("/tmp/peers/bin/python")
+PEER_SERVER: Final = Path(__file__).resolve().parent / "pymupdf_server.py"
 
 # In-process pypdfium2 over the paths given on stdin: the floor a sandboxed read is held to.
 _FLOOR = """
@@ -152,11 +158,20 @@ def floor_cpu(folder: Path) -> dict[str, float]:
     return {"total": tree.wait()}
 
 
-def mcp_cpu(python: list[str], folder: Path) -> dict[str, float]:
-    """1-page ``pdf_read`` calls one after another over a bare pipe, a new document each."""
-    command = [*python, "serve", "--root", str(folder)]
-    command += ["--log-level", "warning", "--cache-mb", "0"]
-    tree = Tree(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def airlock_serve(python: list[str], folder: Path) -> list[str]:
+    """pdf-airlock's MCP server over ``folder``, cache off."""
+    return [*python, "serve", "--root", str(folder), "--log-level", "warning", "--cache-mb", "0"]
+
+
+def peer_serve(peers_python: Path, folder: Path) -> list[str]:
+    """The PyMuPDF MCP server over ``folder`` (``bench/pymupdf_server.py``)."""
+    return [str(peers_python), str(PEER_SERVER), str(folder)]
+
+
+def mcp_cpu(serve: Callable[[Path], list[str]], folder: Path) -> dict[str, float]:
+    """1-page ``pdf_read`` calls one after another over a bare pipe, a new document each, to the
+    server ``serve`` starts over ``folder``."""
+    tree = Tree(serve(folder), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     pipe_in, pipe_out = tree.process.stdin, tree.process.stdout
     assert pipe_in is not None and pipe_out is not None
 
@@ -221,7 +236,7 @@ def marginal(measure: Callable[[Path], dict[str, float]], small: Path, large: Pa
     return {part: (many[part] - few[part]) * MS / (LARGE - SMALL) for part in many}
 
 
-def measure(runs: int, before: Path | None) -> dict[str, list[dict[str, float]]]:
+def measure(runs: int, before: Path | None, peers_python: Path | None) -> dict[str, list[dict[str, float]]]:
     samples: dict[str, list[dict[str, float]]] = {}
     ours = [sys.executable, "-m", "pdf_airlock.server"]
     theirs = None if before is None else [str(before / ".venv/bin/python"), "-m", "pdf_airlock.server"]
@@ -241,9 +256,14 @@ def measure(runs: int, before: Path | None) -> dict[str, list[dict[str, float]]]
                 if theirs is not None:
                     rows.append((f"before {pages}p", functools.partial(batch_cpu, theirs, scratch=scratch)))
                 if pages == 1:
-                    rows.append(("mcp 1p", functools.partial(mcp_cpu, ours)))
+                    serve = functools.partial(airlock_serve, ours)
+                    rows.append(("mcp 1p", functools.partial(mcp_cpu, serve)))
+                    if peers_python is not None:
+                        peer = functools.partial(peer_serve, peers_python)
+                        rows.append(("pymupdf 1p", functools.partial(mcp_cpu, peer)))
                     if theirs is not None:
-                        rows.append(("mcp-before 1p", functools.partial(mcp_cpu, theirs)))
+                        before_serve = functools.partial(airlock_serve, theirs)
+                        rows.append(("mcp-before 1p", functools.partial(mcp_cpu, before_serve)))
                 for label, how in rows:
                     samples.setdefault(label, []).append(marginal(how, small, large))
             sys.stderr.write(f"round {round_number + 1}/{runs} done\n")
@@ -267,8 +287,9 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
         f"the whole process tree (`wait4`), not wall time; each figure is the difference between a run over "
         f"{LARGE} documents and one over {SMALL}, per document: start-up and shutdown cancel out. "
         f"Medians of {runs} rounds, the rows taking turns in each round. `batch` runs one job at a time "
-        "(`--jobs 1`); the MCP row is one 1-page `pdf_read` call after another over a bare pipe, a new "
-        "document each, cache off.",
+        "(`--jobs 1`); the MCP rows are one 1-page `pdf_read` call after another over a bare pipe, a new "
+        "document each, cache off; the PyMuPDF server (`bench/pymupdf_server.py`) is the official `mcp` "
+        "SDK's `MCPServer` reading with PyMuPDF in its own process, no sandbox.",
         "",
         "| per document (ms of CPU) | total | supervisor | zygote | job children | in-process pypdfium2 "
         "| overhead | ratio |",
@@ -276,7 +297,8 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
     ]
     for pages in PAGES:
         floor = median(samples[f"floor {pages}p"])
-        names = [f"batch {pages}p", f"before {pages}p", *(["mcp 1p", "mcp-before 1p"] if pages == 1 else [])]
+        mcp_rows = ["mcp 1p", "mcp-before 1p", "pymupdf 1p"] if pages == 1 else []
+        names = [f"batch {pages}p", f"before {pages}p", *mcp_rows]
         for name in names:
             if name not in samples:
                 continue
@@ -287,6 +309,7 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
                 "before": "`batch`, before",
                 "mcp": "MCP call",
                 "mcp-before": "MCP call, before",
+                "pymupdf": "MCP call to the PyMuPDF server",
             }[name.split()[0]]
             parts = (
                 " | ".join(f"{median(rows, part):.2f}" for part in ("supervisor", "zygote", "children"))
@@ -323,6 +346,14 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
     ]
     overhead = median(samples["batch 1p"]) - median(samples["floor 1p"])
     ratio = median(samples["batch 10p"]) / median(samples["floor 10p"])
+    if "pymupdf 1p" in samples:
+        mcp_ratio = median(samples["mcp 1p"]) / median(samples["pymupdf 1p"])
+        against_peer = (
+            f"{median(samples['mcp 1p']):.2f} / {median(samples['pymupdf 1p']):.2f} ms = {mcp_ratio:.2f}x "
+            f"| {'yes' if mcp_ratio <= TARGET_MCP_RATIO else 'no'} |"
+        )
+    else:
+        against_peer = "not measured (no PyMuPDF interpreter given) | - |"
     lines += [
         "",
         "| target (issue #27) | this run | met |",
@@ -331,8 +362,8 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
         f"{overhead:+.2f} ms | {'yes' if overhead <= TARGET_OVERHEAD_MS else 'no'} |",
         f"| 10-page documents at most {TARGET_RATIO}x in-process pypdfium2 | {ratio:.2f}x | "
         f"{'yes' if ratio <= TARGET_RATIO else 'no'} |",
-        "| CPU per 1-page MCP call at most 1.5x a PyMuPDF in-process server's | "
-        "not measured (no PyMuPDF server here) | - |",
+        f"| CPU per 1-page MCP call at most {TARGET_MCP_RATIO}x a PyMuPDF in-process server's | "
+        + against_peer,
         "",
         "Where it goes: the job children's column is each child's whole life, and most of it is "
         "not the parse: the fork's copy-on-write faults on the zygote's pages (Python writes "
@@ -361,8 +392,15 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="write the table into docs/performance.md")
     parser.add_argument("--json", type=Path, help="also keep every sample here")
     parser.add_argument("--load", type=Path, help="render the samples a --json run kept, measuring nothing")
+    parser.add_argument(
+        "--peers-python",
+        type=Path,
+        default=PEERS_PYTHON,
+        help="an interpreter with pymupdf and mcp, for the PyMuPDF server row (skipped if absent)",
+    )
     args = parser.parse_args()
-    samples = json.loads(args.load.read_text()) if args.load else measure(args.runs, args.before)
+    peers = args.peers_python if args.peers_python.exists() else None
+    samples = json.loads(args.load.read_text()) if args.load else measure(args.runs, args.before, peers)
     if "merge" not in samples:
         samples["merge"] = [merge_memory()]
     if args.json:
