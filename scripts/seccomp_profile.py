@@ -49,14 +49,16 @@ _CHILD = re.compile(r"=\s+\d+ /\* (\d+) in strace's PID NS \*/\s*$")
 
 
 def run_workload(security: str) -> None:
-    """Self-test plus the container test suite's MCP session, with the given seccomp option."""
+    """The container test suites (self-test, MCP sessions, batch, shards and batch-merge), with
+    the given seccomp option."""
     env = os.environ | {
         "DOCKER_HOST": DOCKER_HOST,
         "PDF_AIRLOCK_DOCKER": "1",
         "PDF_AIRLOCK_SECCOMP": security,
     }
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_container.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_container.py",
+         "tests/test_container_shards.py"],
         cwd=ROOT, env=env, check=True,
     )  # fmt: skip
 

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +35,18 @@ SCAN_LINES = ["Scanned in a container", "Invoice number 4711"]
 SECCOMP = os.environ.get("PDF_AIRLOCK_SECCOMP", str(PROJECT / "seccomp" / "profile.json"))
 
 
-def production_flags(docs: Path, *volumes: str) -> list[str]:
-    """``docker run`` as the README shows it; ``volumes`` are more ``-v`` mounts (writable)."""
+def production_flags(docs: Path, *volumes: str, options: Sequence[str] = ()) -> list[str]:
+    """``docker run`` as the README shows it; ``volumes`` are more ``-v`` mounts (writable),
+    ``options`` more ``docker run`` options (a name, an environment variable)."""
     seccomp = [] if SECCOMP == "default" else ["--security-opt", f"seccomp={SECCOMP}"]
     mounts = [flag for volume in volumes for flag in ("-v", volume)]
     return [
         "run", "-i", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges", *seccomp, "-v", f"{docs}:/data:ro", *mounts, IMAGE,
+        "--security-opt", "no-new-privileges", *seccomp, "-v", f"{docs}:/data:ro", *mounts, *options, IMAGE,
     ]  # fmt: skip
 
 
-def _owned_by_the_image(folder: Path) -> Path:
+def owned_by_the_image(folder: Path) -> Path:
     """A writable mount for the image's user (uid 10001, mode 0700 as the cache requires)."""
     folder.mkdir()
     os.chown(folder, IMAGE_UID, IMAGE_UID)
@@ -209,7 +211,7 @@ def _image_zombies(pids: set[int]) -> set[int]:
 def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
     """A pipeline stage under the production flags and the profile: the output's lock (flock),
     a torn last line cut (ftruncate), a line per document, JSON on stderr; then a resume."""
-    out = _owned_by_the_image(tmp_path / "out")
+    out = owned_by_the_image(tmp_path / "out")
     results = out / "results.jsonl"
     results.write_text('{"path": "/data/gone.pdf", "sha256": "ab')  # a run killed mid-line
     os.chown(results, IMAGE_UID, IMAGE_UID)
@@ -241,7 +243,7 @@ def test_cache_dir_in_the_container(shared: Path, tmp_path: Path) -> None:
     """``--cache-dir`` and ``--cache-key-file`` side by side on a writable mount: one container
     makes the directory, the key file and the entry (temporary file, rename), the next reads the
     key and answers from the entry."""
-    state = _owned_by_the_image(tmp_path / "state")
+    state = owned_by_the_image(tmp_path / "state")
     flags = production_flags(shared, f"{state}:/state")
     command = ["docker", *flags, "call", "pdf_read", "--root", "/data", "--cache-dir", "/state/cache"]
     command += ["--cache-key-file", "/state/cache.key", "--json", json.dumps({"path": "hello.pdf"})]
@@ -267,7 +269,7 @@ def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]
 async def test_cache_dir_keeps_to_its_budget_in_the_container(shared: Path, tmp_path: Path) -> None:
     """Past ``--cache-disk-mb`` the oldest entries are removed (unlink) under the profile, and
     every call still answers."""
-    cache = _owned_by_the_image(tmp_path / "cache")
+    cache = owned_by_the_image(tmp_path / "cache")
     flags = production_flags(shared, f"{cache}:/cache")
     args = [*flags, "serve", "--root", "/data", "--cache-dir", "/cache", "--cache-disk-mb", "1"]
     params = StdioServerParameters(command="docker", args=args, env=dict(os.environ))
