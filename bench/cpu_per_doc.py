@@ -19,6 +19,10 @@ over ``--runs`` rounds:
 - with ``--before CHECKOUT``, the same batch runs of another checkout (its ``.venv``'s
   interpreter: the zygote runs ``python -I``, so it imports what that interpreter has).
 
+The zygote's size and what a fork of it costs: its resident set and page tables after the
+warm-up, and the CPU of a bare fork and exit (parent and child, ``FORKS`` of them), with the OCR
+warm-up (as the zygote does it), without it, and with it followed by ``malloc_trim(0)``.
+
 The batch rows also split the marginal CPU by process (sampled every ``SAMPLE_S``): the
 supervisor, the zygote (forks), and the job children (their whole lives: fork, sandbox,
 parse, exit). ``--write`` puts the table in docs/performance.md between its ``CPU-PER-DOC``
@@ -57,6 +61,8 @@ MS: Final = 1000
 HOUR_S: Final = 3600
 BIG_RUN: Final = 10_000_000  # documents: the run docs/pipelines.md prices
 MERGE_DOCUMENTS: Final = 200_000
+FORKS: Final = 300  # bare forks per zygote variant and round
+FORK_VARIANTS: Final = ("ocr", "no-ocr", "ocr-trim")
 TARGET_OVERHEAD_MS: Final = 4.0
 TARGET_RATIO: Final = 1.5
 TARGET_MCP_RATIO: Final = 1.5  # CPU per 1-page MCP call against the PyMuPDF server's
@@ -230,6 +236,56 @@ def _peak_rss_kb(arguments: list[str]) -> int:
     return int(done.stdout.split()[-1])
 
 
+# A zygote's warm-up (``variant``: with the OCR warm-up, without it, or with it and then
+# ``malloc_trim(0)``), then FORKS bare forks, each child exiting at once; prints its VmRSS and
+# VmPTE (KiB) and the CPU ms per fork of the parent and of the children, as JSON.
+_FORK = """
+import ctypes, gc, json, os, resource, sys
+from pdf_airlock.worker import warmup
+variant, forks = sys.argv[1], int(sys.argv[2])
+if variant == "no-ocr":
+    warmup._warm_ocr = lambda sample: None
+warmup.warm_up()
+gc.collect()
+if variant == "ocr-trim":
+    ctypes.CDLL(None).malloc_trim(0)
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+def cpu(who):
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+parent, children = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+for _ in range(forks):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+print(json.dumps({
+    "rss_kb": int(status["VmRSS"].split()[0]), "pte_kb": int(status["VmPTE"].split()[0]),
+    "parent_ms": (cpu(resource.RUSAGE_SELF) - parent) * 1000 / forks,
+    "child_ms": (cpu(resource.RUSAGE_CHILDREN) - children) * 1000 / forks,
+}))
+"""
+
+
+def fork_cost(variant: str) -> dict[str, float]:
+    """A zygote-like process's size and the CPU of a bare fork and exit of it (``_FORK``)."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _FORK, variant, str(FORKS)],
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=RUN_TIMEOUT_S,
+    )  # fmt: skip
+    found: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return found
+
+
+def fork_costs(runs: int) -> dict[str, list[dict[str, float]]]:
+    """``fork_cost`` of each variant, taking turns, ``runs`` rounds."""
+    samples: dict[str, list[dict[str, float]]] = {}
+    for _ in range(runs):
+        for variant in FORK_VARIANTS:
+            samples.setdefault(f"fork {variant}", []).append(fork_cost(variant))
+    return samples
+
+
 def marginal(measure: Callable[[Path], dict[str, float]], small: Path, large: Path) -> dict[str, float]:
     """ms of CPU per document beyond the first ``SMALL``, by part."""
     few, many = measure(small), measure(large)
@@ -373,6 +429,28 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
         "pay none of that again, and is not done: a document could then change what the next "
         'one reads (docs/security.md, "What documents share").',
     ]
+    if "fork ocr" in samples:
+        lines += [
+            "",
+            "The zygote, and a bare fork and exit of it (no job; "
+            f"{FORKS} forks, medians of {len(samples['fork ocr'])} rounds):",
+            "",
+            "| zygote | resident | page tables | fork+exit: zygote | fork+exit: child | total |",
+            "|---|---|---|---|---|---|",
+        ]
+        described = {
+            "ocr": "as it runs (Tesseract loaded, sample page read)",
+            "no-ocr": "without the OCR warm-up",
+            "ocr-trim": "as it runs, then `malloc_trim(0)`",
+        }
+        for variant in FORK_VARIANTS:
+            rows = samples[f"fork {variant}"]
+            parent, child = median(rows, "parent_ms"), median(rows, "child_ms")
+            lines.append(
+                f"| {described[variant]} | {median(rows, 'rss_kb') / 1024:.1f} MiB "
+                f"| {median(rows, 'pte_kb'):.0f} KiB | {parent:.2f} ms | {child:.2f} ms "
+                f"| {parent + child:.2f} ms |"
+            )
     if "merge" in samples:
         [merge] = samples["merge"]
         per_document = merge["bytes_per_document"]
@@ -401,6 +479,8 @@ def main() -> None:
     args = parser.parse_args()
     peers = args.peers_python if args.peers_python.exists() else None
     samples = json.loads(args.load.read_text()) if args.load else measure(args.runs, args.before, peers)
+    if "fork ocr" not in samples:
+        samples |= fork_costs(args.runs)
     if "merge" not in samples:
         samples["merge"] = [merge_memory()]
     if args.json:
