@@ -62,6 +62,7 @@ HOUR_S: Final = 3600
 BIG_RUN: Final = 10_000_000  # documents: the run docs/pipelines.md prices
 MERGE_DOCUMENTS: Final = 200_000
 FORKS: Final = 300  # bare forks per zygote variant and round
+FORK_ROUNDS: Final = 9  # a round is seconds (a warm-up each), and a fork's cost is noisy
 FORK_VARIANTS: Final = ("ocr", "no-ocr", "ocr-trim")
 TARGET_OVERHEAD_MS: Final = 4.0
 TARGET_RATIO: Final = 1.5
@@ -323,6 +324,7 @@ def measure(runs: int, before: Path | None, peers_python: Path | None) -> dict[s
                 for label, how in rows:
                     samples.setdefault(label, []).append(marginal(how, small, large))
             sys.stderr.write(f"round {round_number + 1}/{runs} done\n")
+    samples["load"] = [{"average": os.getloadavg()[0]}]  # at the end of the measuring
     return samples
 
 
@@ -331,7 +333,7 @@ def median(samples: list[dict[str, float]], part: str = "total") -> float:
 
 
 def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
-    load = os.getloadavg()[0]
+    load = median(samples["load"], "average") if "load" in samples else os.getloadavg()[0]
     before = (
         " --before CHECKOUT" if any(name.startswith(("before", "mcp-before")) for name in samples) else ""
     )
@@ -369,8 +371,8 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
             }[name.split()[0]]
             parts = (
                 " | ".join(f"{median(rows, part):.2f}" for part in ("supervisor", "zygote", "children"))
-                if "supervisor" in rows[0]
-                else "- | - | -"
+                if "supervisor" in rows[0] and not name.startswith("pymupdf")
+                else "- | - | -"  # the PyMuPDF server is one process: its own CPU is the total
             )
             lines.append(
                 f"| {label}, {pages}-page | {total:.2f} | {parts} | {floor:.2f} | {total - floor:+.2f} "
@@ -451,6 +453,7 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
                 f"| {median(rows, 'pte_kb'):.0f} KiB | {parent:.2f} ms | {child:.2f} ms "
                 f"| {parent + child:.2f} ms |"
             )
+        lines += ["", _fork_reading(samples)]
     if "merge" in samples:
         [merge] = samples["merge"]
         per_document = merge["bytes_per_document"]
@@ -461,6 +464,31 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
             f"{per_document * BIG_RUN / 1e9:.1f} GB for {BIG_RUN:,} documents."
         )
     return "\n".join(lines)
+
+
+def _fork_reading(samples: dict[str, list[dict[str, float]]]) -> str:
+    """What the zygote table says about OCR's share of a fork, and what could cut it."""
+
+    def per_fork(variant: str) -> float:
+        rows = samples[f"fork {variant}"]
+        return median(rows, "parent_ms") + median(rows, "child_ms")
+
+    def resident(variant: str) -> float:
+        return median(samples[f"fork {variant}"], "rss_kb") / 1024
+
+    ocr_ms, trim_ms = per_fork("ocr") - per_fork("no-ocr"), per_fork("ocr-trim") - per_fork("ocr")
+    ocr_mib, trim_mib = resident("ocr") - resident("no-ocr"), resident("ocr") - resident("ocr-trim")
+    return (
+        f"Tesseract and its English data, loaded by the zygote's warm-up, make it {ocr_mib:.1f} MiB "
+        f"larger, and every fork and exit {ocr_ms:+.2f} ms dearer (page tables copied at the fork, torn "
+        "down at the exit), whether or not the document needs OCR. What could cut it: "
+        f"`malloc_trim(0)` after the warm-up returns the heap it freed ({trim_mib:.1f} MiB; a fork "
+        f"{trim_ms:+.2f} ms in this run); keeping Tesseract out of the zygote that forks text jobs (a "
+        "second zygote for OCR, a page that needs it sent there) would take the whole difference off "
+        "documents that need no OCR; huge pages "
+        "for Tesseract's model would shrink its page tables but make every write to the heap nearby "
+        "copy 2 MiB in the child."
+    )
 
 
 def main() -> None:
@@ -480,7 +508,7 @@ def main() -> None:
     peers = args.peers_python if args.peers_python.exists() else None
     samples = json.loads(args.load.read_text()) if args.load else measure(args.runs, args.before, peers)
     if "fork ocr" not in samples:
-        samples |= fork_costs(args.runs)
+        samples |= fork_costs(FORK_ROUNDS)
     if "merge" not in samples:
         samples["merge"] = [merge_memory()]
     if args.json:
