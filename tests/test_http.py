@@ -34,6 +34,8 @@ pytestmark = pytest.mark.anyio
 
 ALLOWED_ORIGIN = "https://app.example"
 Seen = list[tuple[int, str | None]]
+# (JSON-RPC method of a request POST, the answer's content type, the client's local port)
+Answers = list[tuple[str, str, int]]
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +118,10 @@ async def connect(
     origin: str | None = None,
     elicit: Any = None,
     mode: str = "legacy",
+    answers: Answers | None = None,
 ) -> AsyncIterator[Client]:
-    """The SDK client over Streamable HTTP; ``seen`` collects (status, WWW-Authenticate)."""
+    """The SDK client over Streamable HTTP; ``seen`` collects (status, WWW-Authenticate),
+    ``answers`` how each request POST was answered and on which connection."""
     headers = {}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
@@ -127,6 +131,12 @@ async def connect(
 
     async def on_response(response: httpx2.Response) -> None:
         record.append((response.status_code, response.headers.get("www-authenticate")))
+        if answers is not None and response.request.method == "POST":
+            message = json.loads(response.request.content)
+            if "id" in message and "method" in message:
+                kind = response.headers.get("content-type", "").partition(";")[0]
+                port = response.extensions["network_stream"].get_extra_info("client_addr")[1]
+                answers.append((message["method"], kind, port))
 
     http = httpx2.AsyncClient(
         headers=headers, event_hooks={"response": [on_response]}, timeout=httpx2.Timeout(30, read=60)
@@ -331,10 +341,28 @@ async def test_progress_is_streamed(server: RunningServer, keys: Keys) -> None:
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total))
 
-    async with connect(server.url, keys.token()) as client:
+    answers: Answers = []
+    async with connect(server.url, keys.token(), answers=answers) as client:
         result = await client.call_tool("pdf_read", {"path": "long.pdf"}, progress_callback=on_progress)
         assert not result.is_error
     assert seen and seen[-1] == (12, 12)
+    calls = [kind for method, kind, _ in answers if method == "tools/call"]
+    assert calls == ["text/event-stream"]  # progress needs the stream
+
+
+async def test_a_call_answered_at_once_is_one_json_body_on_a_kept_connection(
+    server: RunningServer, keys: Keys
+) -> None:
+    answers: Answers = []
+    async with connect(server.url, keys.token(), answers=answers) as client:
+        for _ in range(3):
+            read = await client.call_tool("pdf_read", {"path": "report.pdf"})
+            assert "Alice's own report." in read.content[0].text  # type: ignore[union-attr]
+        missing = await client.call_tool("pdf_read", {"path": "nothing-here.pdf"})
+        assert error_code(missing) == "not_found"
+    calls = [answer for answer in answers if answer[0] == "tools/call"]
+    assert [kind for _, kind, _ in calls] == ["application/json"] * 4
+    assert len({port for _, _, port in calls}) == 1  # no new connection per call
 
 
 async def test_cancellation_kills_the_job(server: RunningServer, keys: Keys) -> None:
@@ -367,13 +395,16 @@ def answering(approve: bool | None, asked: list[str]) -> Any:
 
 async def test_high_risk_document_asks_and_accepted_reads(server: RunningServer, keys: Keys) -> None:
     asked: list[str] = []
-    async with connect(server.url, keys.token(), elicit=answering(True, asked)) as client:
+    answers: Answers = []
+    async with connect(server.url, keys.token(), elicit=answering(True, asked), answers=answers) as client:
         result = await client.call_tool("pdf_read", {"path": "risky.pdf"})
         assert not result.is_error, result
         assert "Active content document" in result.content[0].text  # type: ignore[union-attr]
         again = await client.call_tool("pdf_search", {"path": "risky.pdf", "query": "Active"})
         assert not again.is_error
     assert len(asked) == 1  # approved once per principal and document
+    calls = [kind for method, kind, _ in answers if method == "tools/call"]
+    assert calls == ["text/event-stream", "application/json"]  # the question needs the stream
     assert "high risk" in asked[0]
     safe: list[str] = []
     async with connect(server.url, keys.token(), elicit=answering(True, safe)) as client:

@@ -2,8 +2,9 @@
 
 ```
 /mcp                                      OriginGuard -> CORS (with --allow-origin) -> AuthMiddleware
-                                          -> BodyGuard -> the SDK's StreamableHTTPSessionManager
-                                          (sessions, SSE, cancellation)
+                                          -> BodyGuard -> the SDK's session manager (sessions, SSE,
+                                          cancellation), answering in JSON where no stream
+                                          is needed (``transport.py``)
 /.well-known/oauth-protected-resource     RFC 9728 metadata (also under .../mcp, RFC 9728 3.1)
 /healthz, /readyz, /metrics               probes and Prometheus, without auth
 ```
@@ -22,7 +23,7 @@ from urllib.parse import urlparse
 
 from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 from mcp.server.auth.routes import build_resource_metadata_url
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
@@ -38,6 +39,7 @@ from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions
 from pdf_airlock.server.http.policy import Policy
+from pdf_airlock.server.http.transport import SessionManager
 from pdf_airlock.server.mcp.sdk_server import build_server
 
 __all__ = ["build_asgi"]
@@ -79,7 +81,7 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
 def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, metrics: Metrics) -> Starlette:
     """The whole HTTP service for one app (and its pool)."""
     server = build_server(app, HttpCalls(app, policy, authenticated=options.auth is not None))
-    manager = StreamableHTTPSessionManager(
+    manager = SessionManager(
         server,
         max_request_body_size=options.max_body_bytes,
         session_idle_timeout=options.session_idle_s,

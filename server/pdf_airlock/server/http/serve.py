@@ -32,6 +32,7 @@ from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions, UsageError, http_options
 from pdf_airlock.server.http.policy import Policy, PolicyError, load_policy
+from pdf_airlock.server.http.wire import CoalescingHttpProtocol
 from pdf_airlock.server.pool.pool import Pool
 
 __all__ = ["main", "serve_http"]
@@ -93,6 +94,7 @@ async def serve_http(settings: Settings, options: HttpOptions, policy: Policy) -
             asgi,
             host=options.host,
             port=options.port,
+            http=CoalescingHttpProtocol,
             log_config=None,
             access_log=False,
             server_header=False,
