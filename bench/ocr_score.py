@@ -82,7 +82,7 @@ class InProcess:
 
         from pdf_airlock.worker.pdf import ocr
 
-        self.dpi = ocr.OCR_DPI
+        self.dpi = ocr.OcrLimits().dpi
         directory = next(d for d in ocr.TESSDATA_DIRS if Path(d, "eng.traineddata").exists())
         self.api = tesserocr.PyTessBaseAPI(path=directory, lang="eng", psm=tesserocr.PSM.AUTO)
 

@@ -105,6 +105,7 @@ class App:
         self.pool = pool
         self.workers = settings.workers
         self.max_result_bytes = settings.max_result_bytes
+        self.ocr_limits = settings.ocr_limits()
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
         if settings.cache_key_file is not None:  # cursors then pass between processes sharing it
             share_key(prepare_key_file(settings.cache_key_file, settings.cache_dir))
