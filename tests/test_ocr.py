@@ -328,3 +328,18 @@ def test_the_job_child_refuses_ocr_limits_out_of_range(untrusted: object) -> Non
     with pytest.raises(WorkerError) as refused:
         OcrLimits.from_job({"ocr_limits": untrusted})
     assert refused.value.code == "invalid_arguments"
+
+
+async def test_a_disk_cache_entry_made_under_other_ocr_limits_is_not_reused(
+    root: Path, tmp_path: Path
+) -> None:
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--cache-key-file", str(tmp_path / "cache.key")]
+    args = {"path": "mixed.pdf", "pages": "1"}
+    async with connect(root, *cache) as client:
+        first = ok(await client.call_tool("pdf_read", args))
+    async with connect(root, *cache, "--ocr-low-confidence", "100") as client:
+        stricter = ok(await client.call_tool("pdf_read", args))
+        text_only = ok(await client.call_tool("pdf_read", args | {"ocr": "off"}))
+    assert first["warnings"] == []
+    assert stricter["warnings"][0].startswith("page 1: OCR confidence is low")
+    assert text_only["pages"][0]["text_source"] == "text_layer"
