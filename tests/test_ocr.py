@@ -51,6 +51,27 @@ def _huge_page_pdf() -> bytes:
     return out.getvalue()
 
 
+def _rotated_text_pdf() -> bytes:
+    """A landscape page shown upright as portrait by /Rotate 90: its text, with a text layer,
+    is drawn turned a quarter counter-clockwise, so its rendering reads upright."""
+    pdf = pikepdf.new()
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+    )
+    text = f"q 0 1 -1 0 792 0 cm BT /F1 14 Tf 72 700 Td ({TYPED}) Tj ET Q".encode()
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 792, 612],
+        Rotate=90,
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
+        Contents=pdf.make_stream(text),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = pdfs.io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
 def _noise_pdf() -> bytes:
     """An image-only page of random specks: OCR reads nothing it is sure of."""
     import random
@@ -89,6 +110,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pdfs.write(folder / "noise.pdf", _noise_pdf())
     pdfs.write(folder / "report.pdf", pdfs.structured_scan_pdf(REPORT))
     pdfs.write(folder / "stamped.pdf", _stamped_scan_pdf())
+    pdfs.write(folder / "rotated.pdf", _rotated_text_pdf())
     return folder
 
 
@@ -270,6 +292,19 @@ async def test_an_ocr_hit_has_the_rects_of_the_same_words_in_the_text_layer(root
     assert all(abs(a - b) < 3 for a, b in zip(layer_rect, ocr_rect, strict=True)), (layer_rect, ocr_rect)
     (part,) = inside["hits"][0]["rects"]
     assert ocr_rect[0] < part[0] < part[2] < ocr_rect[0] + (ocr_rect[2] - ocr_rect[0]) / 2
+
+
+async def test_the_rects_of_an_ocr_hit_on_a_rotated_page_are_in_its_own_coordinates(root: Path) -> None:
+    """/Rotate 90: OCR reads the upright rendering, and its boxes are turned back into the
+    page's unrotated space, where PDFium's text-layer boxes of the same words are."""
+    query = {"path": "rotated.pdf", "query": "typed page with"}
+    async with connect(root) as client:
+        layer = ok(await client.call_tool("pdf_search", query))
+        forced = ok(await client.call_tool("pdf_search", query | {"ocr": "force"}))
+    (layer_rect,) = layer["hits"][0]["rects"]
+    (ocr_rect,) = forced["hits"][0]["rects"]
+    assert layer_rect[3] - layer_rect[1] > layer_rect[2] - layer_rect[0]  # the words run up the page
+    assert all(abs(a - b) < 3 for a, b in zip(layer_rect, ocr_rect, strict=True)), (layer_rect, ocr_rect)
 
 
 async def test_lowered_ocr_limits_take_effect(root: Path) -> None:
