@@ -224,9 +224,11 @@ def report(rows: list[dict[str, Any]], real: list[dict[str, Any]], argv: list[st
         lines += [
             "",
             "Real scans (`--real`): public test files with their text checked by hand against the "
-            "rendered page (`bench/ocr_real_truth.json`: a book page with an illustration and "
-            "show-through, a printer's scan of a web page, a French pangram read with the English "
-            "model the image ships); a word hyphenated at a line end counts as the whole word.",
+            "rendered page (`bench/ocr_real_truth.json`, from OCRmyPDF's test resources: a book page "
+            "with an illustration and show-through, a printer's scan of a web page, a French pangram "
+            "read with the English model the image ships, and a two-column leaflet in small print "
+            "as a clean scan, a CCITT fax image, a JBIG2 image, askew, and askew on a page turned by "
+            "/Rotate); a word hyphenated at a line end counts as the whole word.",
             "",
             *table(real, "page"),
         ]
