@@ -1,16 +1,18 @@
 """OCR quality and speed: pdf-airlock over MCP against Tesseract in-process, on the same scans.
 
-    python bench/ocr_score.py [--corpus DIR] [--runs 3] [--no-write]
+    python bench/ocr_score.py [--corpus DIR] [--real DIR] [--runs 3] [--no-write]
 
 The corpus is ``bench/ocr_corpus.py``'s (made in ``--corpus`` when it is not there): scanned
-pages with known text. For every page, in one run and interleaved (the order of the two systems
-alternates page by page, because the machine is shared and noisy):
+pages with known text. With ``--real DIR``, also the real scans of ``bench/ocr_real_truth.json``
+found in ``DIR`` (public test files, not in this repository; their text checked by hand against
+the rendered page), reported in a table of their own. For every page, in one run and interleaved
+(the order of the two systems alternates page by page, because the machine is shared and noisy):
 
 - **pdf-airlock**: one ``pdf_read`` ``tools/call`` (``ocr`` auto) over MCP stdio through the
   Python SDK client, to a server with the cache off: the sandboxed job child renders the page
   and runs Tesseract (the sandbox, the rendering and the protocol included);
 - **tesserocr in-process**: the same page rendered by pypdfium2 at the same resolution
-  (``pdf_airlock.worker.pdf.ocr.OCR_DPI``, in grey) and read by a ``PyTessBaseAPI`` that was
+  (``pdf_airlock.worker.pdf.ocr.OcrLimits().dpi``, in grey) and read by a ``PyTessBaseAPI`` that was
   created before timing, in this process: what a program would do without a sandbox.
 
 Scores per page: word F1 (the multiset of words, order-free; words compared with their
@@ -39,6 +41,7 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "OCR-QUALITY"
 DEFAULT_CORPUS = Path("/tmp/pdf-airlock-ocr-corpus")
+REAL_TRUTH = ROOT / "bench" / "ocr_real_truth.json"
 _PUNCTUATION = re.compile(r"^\W+|\W+$")
 
 
@@ -82,15 +85,15 @@ class InProcess:
 
         from pdf_airlock.worker.pdf import ocr
 
-        self.dpi = ocr.OCR_DPI
+        self.dpi = ocr.OcrLimits().dpi
         directory = next(d for d in ocr.TESSDATA_DIRS if Path(d, "eng.traineddata").exists())
         self.api = tesserocr.PyTessBaseAPI(path=directory, lang="eng", psm=tesserocr.PSM.AUTO)
 
-    def read(self, path: Path) -> str:
+    def read(self, path: Path, number: int = 1) -> str:
         import pypdfium2 as pdfium
 
         document = pdfium.PdfDocument(path.read_bytes())
-        page = document[0]
+        page = document[number - 1]
         bitmap = page.render(scale=self.dpi / 72, grayscale=True)
         self.api.SetImageBytes(bytes(bitmap.buffer), bitmap.width, bitmap.height, 1, bitmap.stride)
         self.api.SetSourceResolution(round(self.dpi))
@@ -100,19 +103,49 @@ class InProcess:
         return text
 
 
-async def run(corpus: Path, runs: int) -> list[dict[str, Any]]:
+def synthetic_pages(corpus: Path) -> list[dict[str, Any]]:
+    """``bench/ocr_corpus.py``'s pages: one-page PDFs, by file name."""
+    truth = json.loads((corpus / "truth.json").read_text())
+    return [
+        {"name": name, "file": name, "page": 1, "variant": known["variant"], "text": known["text"]}
+        for name, known in truth.items()
+    ]
+
+
+def real_pages(directory: Path) -> list[dict[str, Any]]:
+    """The pages of ``REAL_TRUTH`` whose file is in ``directory`` (the others are named on stderr)."""
+    pages = []
+    for known in json.loads(REAL_TRUTH.read_text())["pages"]:
+        if not (directory / known["file"]).is_file():
+            print(f"not in {directory}: {known['file']} ({known['source']})", file=sys.stderr)
+            continue
+        name = f"{known['file']} p. {known['page']}"
+        pages.append(
+            {
+                "name": name,
+                "file": known["file"],
+                "page": known["page"],
+                "variant": name,
+                "text": known["text"],
+            }
+        )
+    return pages
+
+
+async def run(corpus: Path, pages: list[dict[str, Any]], runs: int) -> list[dict[str, Any]]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, get_default_environment
 
-    truth = json.loads((corpus / "truth.json").read_text())
     local = InProcess()
     command = [sys.executable, "-m", "pdf_airlock.server", "--root", str(corpus), "--cache-mb", "0"]
     params = StdioServerParameters(command=command[0], args=command[1:], env=get_default_environment())
     rows: list[dict[str, Any]] = []
     async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
-        await client.call_tool("pdf_read", {"path": next(iter(truth))})  # warm: a spare, a first page
-        local.read(corpus / next(iter(truth)))
-        for number, (name, known) in enumerate(truth.items()):
+        first = pages[0]  # warm: a spare, a first page
+        await client.call_tool("pdf_read", {"path": first["file"], "pages": str(first["page"])})
+        local.read(corpus / first["file"], first["page"])
+        for number, known in enumerate(pages):
+            name = known["name"]
             times: dict[str, list[float]] = {"airlock": [], "local": []}
             texts: dict[str, str] = {}
             for attempt in range(runs):
@@ -120,13 +153,14 @@ async def run(corpus: Path, runs: int) -> list[dict[str, Any]]:
                 for system in order:
                     started = time.perf_counter()
                     if system == "airlock":
-                        result = await client.call_tool("pdf_read", {"path": name})
+                        arguments = {"path": known["file"], "pages": str(known["page"])}
+                        result = await client.call_tool("pdf_read", arguments)
                         assert result.is_error is False, result.content
                         page = result.structured_content["pages"][0]
                         assert page["text_source"] == "ocr", name
                         texts[system] = page["text"]
                     else:
-                        texts[system] = local.read(corpus / name)
+                        texts[system] = local.read(corpus / known["file"], known["page"])
                     times[system].append(time.perf_counter() - started)
             rows.append(
                 {
@@ -147,22 +181,11 @@ async def run(corpus: Path, runs: int) -> list[dict[str, Any]]:
     return rows
 
 
-def report(rows: list[dict[str, Any]], argv: list[str]) -> str:
+def table(rows: list[dict[str, Any]], first: str) -> list[str]:
+    """One row per variant (``first`` names the column), then one over all ``rows``."""
     variants = list(dict.fromkeys(row["variant"] for row in rows))
     lines = [
-        "## OCR quality and speed (`ocr`)",
-        "",
-        f"Generated by `python bench/ocr_score.py {' '.join(argv)}`".rstrip() + f" on {platform.machine()}, "
-        f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
-        f"{os.getloadavg()[0]:.2f} at the end. The machine is shared with other work: times are "
-        "medians, the two systems interleaved page by page.",
-        "Corpus: `bench/ocr_corpus.py` (image-only Letter pages with known text; fonts DejaVu "
-        "Sans, Serif, Mono and Pillow's own; prose, a ruled table, two columns; mild = Gaussian noise "
-        "sigma 12, blur 0.6 px, JPEG 75, tilt 0.5-0.8 degrees). pdf-airlock: `pdf_read` (`ocr` "
-        "auto) over MCP stdio, sandboxed, cache off; tesserocr: the same page rendered by "
-        "pypdfium2 at the same 300 dpi and read in-process by a warm `PyTessBaseAPI`.",
-        "",
-        "| variant | pages | word F1 pdf-airlock / tesserocr | CER pdf-airlock / tesserocr "
+        f"| {first} | pages | word F1 pdf-airlock / tesserocr | CER pdf-airlock / tesserocr "
         "| s per page pdf-airlock / tesserocr | ratio |",
         "|---|---|---|---|---|---|",
     ]
@@ -178,6 +201,37 @@ def report(rows: list[dict[str, Any]], argv: list[str]) -> str:
             f"| {med('airlock_cer'):.3f} / {med('local_cer'):.3f} "
             f"| {med('airlock_s'):.2f} / {med('local_s'):.2f} | {ratio:.2f}x |"
         )
+    return lines
+
+
+def report(rows: list[dict[str, Any]], real: list[dict[str, Any]], argv: list[str]) -> str:
+    lines = [
+        "## OCR quality and speed (`ocr`)",
+        "",
+        f"Generated by `python bench/ocr_score.py {' '.join(argv)}`".rstrip() + f" on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
+        f"{os.getloadavg()[0]:.2f} at the end. The machine is shared with other work: times are "
+        "medians, the two systems interleaved page by page.",
+        "Corpus: `bench/ocr_corpus.py` (image-only Letter pages with known text; fonts DejaVu "
+        "Sans, Serif, Mono and Pillow's own; prose, a ruled table, two columns; mild = Gaussian noise "
+        "sigma 12, blur 0.6 px, JPEG 75, tilt 0.5-0.8 degrees). pdf-airlock: `pdf_read` (`ocr` "
+        "auto) over MCP stdio, sandboxed, cache off; tesserocr: the same page rendered by "
+        "pypdfium2 at the same 300 dpi and read in-process by a warm `PyTessBaseAPI`.",
+        "",
+        *table(rows, "variant"),
+    ]
+    if real:
+        lines += [
+            "",
+            "Real scans (`--real`): public test files with their text checked by hand against the "
+            "rendered page (`bench/ocr_real_truth.json`, from OCRmyPDF's test resources: a book page "
+            "with an illustration and show-through, a printer's scan of a web page, a French pangram "
+            "read with the English model the image ships, and a two-column leaflet in small print "
+            "as a clean scan, a CCITT fax image, a JBIG2 image, askew, and askew on a page turned by "
+            "/Rotate); a word hyphenated at a line end counts as the whole word.",
+            "",
+            *table(real, "page"),
+        ]
     return "\n".join(lines)
 
 
@@ -194,6 +248,7 @@ def write(doc: Path, text: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--real", type=Path, help="a directory holding the real scans of " + REAL_TRUTH.name)
     parser.add_argument("--runs", type=int, default=3, help="timed calls per page and system")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md")
     args = parser.parse_args()
@@ -202,8 +257,9 @@ def main() -> None:
         import subprocess
 
         subprocess.run([sys.executable, str(ROOT / "bench" / "ocr_corpus.py"), str(args.corpus)], check=True)
-    rows = anyio.run(run, args.corpus, args.runs)
-    text = report(rows, sys.argv[1:])
+    rows = anyio.run(run, args.corpus, synthetic_pages(args.corpus), args.runs)
+    real = anyio.run(run, args.real, real_pages(args.real), args.runs) if args.real else []
+    text = report(rows, real, sys.argv[1:])
     print(text)
     if not args.no_write:
         write(ROOT / "docs" / "performance.md", text)

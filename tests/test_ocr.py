@@ -3,7 +3,9 @@ real sandbox: generated image-only pages with known text."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +51,27 @@ def _huge_page_pdf() -> bytes:
     return out.getvalue()
 
 
+def _rotated_text_pdf() -> bytes:
+    """A landscape page shown upright as portrait by /Rotate 90: its text, with a text layer,
+    is drawn turned a quarter counter-clockwise, so its rendering reads upright."""
+    pdf = pikepdf.new()
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+    )
+    text = f"q 0 1 -1 0 792 0 cm BT /F1 14 Tf 72 700 Td ({TYPED}) Tj ET Q".encode()
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 792, 612],
+        Rotate=90,
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
+        Contents=pdf.make_stream(text),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = pdfs.io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
 def _noise_pdf() -> bytes:
     """An image-only page of random specks: OCR reads nothing it is sure of."""
     import random
@@ -87,6 +110,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pdfs.write(folder / "noise.pdf", _noise_pdf())
     pdfs.write(folder / "report.pdf", pdfs.structured_scan_pdf(REPORT))
     pdfs.write(folder / "stamped.pdf", _stamped_scan_pdf())
+    pdfs.write(folder / "rotated.pdf", _rotated_text_pdf())
     return folder
 
 
@@ -163,7 +187,11 @@ async def test_search_finds_words_on_a_scan_and_says_they_came_from_ocr(root: Pa
     assert [(h["page"], h["text"], h["after"], h["text_source"]) for h in auto["hits"]] == [
         (1, "Total", " due: 1,250.00 EUR Payable within thirty days ", "ocr")
     ]
-    assert auto["hits"][0]["rects"] == []
+    # The scan's second line starts one inch in, 253 px (200 dpi) from the top, 33 px high.
+    ((left, bottom, right, top),) = auto["hits"][0]["rects"]
+    line_top = 792 - 253 * 72 / 200
+    assert abs(left - 72) < 2 and 72 + 20 < right < 72 + 45
+    assert line_top - 33 * 72 / 200 < bottom < top <= line_top + 1
     assert off["hits"] == []
     assert [(h["page"], h["text_source"]) for h in typed["hits"]] == [(2, "text_layer")]
     assert typed["hits"][0]["rects"] != []
@@ -248,3 +276,105 @@ async def test_auto_ocrs_a_scan_whose_text_layer_is_only_a_stamp(root: Path) -> 
     assert (page["text_layer"], page["text_source"]) == ("ok", "ocr")
     assert page["text"].splitlines()[:3] == SCAN_LINES
     assert off["pages"][0]["text"] == "Page 3"
+
+
+async def test_an_ocr_hit_has_the_rects_of_the_same_words_in_the_text_layer(root: Path) -> None:
+    """OCR's word boxes, mapped back through the rendering, land where PDFium puts the same
+    characters of the text layer; a match inside a word gets only its share of the word."""
+    query = {"path": "mixed.pdf", "pages": "2", "query": "typed page with"}
+    async with connect(root) as client:
+        layer = ok(await client.call_tool("pdf_search", query))
+        forced = ok(await client.call_tool("pdf_search", query | {"ocr": "force"}))
+        inside = ok(await client.call_tool("pdf_search", query | {"ocr": "force", "query": "yped"}))
+    (layer_rect,) = layer["hits"][0]["rects"]
+    (ocr_rect,) = forced["hits"][0]["rects"]
+    assert forced["hits"][0]["text_source"] == "ocr"
+    assert all(abs(a - b) < 3 for a, b in zip(layer_rect, ocr_rect, strict=True)), (layer_rect, ocr_rect)
+    (part,) = inside["hits"][0]["rects"]
+    assert ocr_rect[0] < part[0] < part[2] < ocr_rect[0] + (ocr_rect[2] - ocr_rect[0]) / 2
+
+
+async def test_the_rects_of_an_ocr_hit_on_a_rotated_page_are_in_its_own_coordinates(root: Path) -> None:
+    """/Rotate 90: OCR reads the upright rendering, and its boxes are turned back into the
+    page's unrotated space, where PDFium's text-layer boxes of the same words are."""
+    query = {"path": "rotated.pdf", "query": "typed page with"}
+    async with connect(root) as client:
+        layer = ok(await client.call_tool("pdf_search", query))
+        forced = ok(await client.call_tool("pdf_search", query | {"ocr": "force"}))
+    (layer_rect,) = layer["hits"][0]["rects"]
+    (ocr_rect,) = forced["hits"][0]["rects"]
+    assert layer_rect[3] - layer_rect[1] > layer_rect[2] - layer_rect[0]  # the words run up the page
+    assert all(abs(a - b) < 3 for a, b in zip(layer_rect, ocr_rect, strict=True)), (layer_rect, ocr_rect)
+
+
+async def test_lowered_ocr_limits_take_effect(root: Path) -> None:
+    """The --ocr-* flags reach the job child: a tiny pixel budget refuses the page, a tiny
+    per-page deadline times out, a high confidence bar warns about a well-read page."""
+    args = {"path": "mixed.pdf", "pages": "1"}
+    async with connect(root, "--ocr-max-pixels", "200000") as client:
+        budget = await client.call_tool("pdf_read", args)
+    async with connect(root, "--ocr-page-timeout", "0.001") as client:
+        deadline = await client.call_tool("pdf_read", args)
+    async with connect(root, "--ocr-low-confidence", "100") as client:
+        strict = ok(await client.call_tool("pdf_read", args))
+    assert code(budget) == "memory_limit"
+    assert budget.structured_content["error"]["details"] == {"page": 1, "max_pixels": 200_000}
+    assert code(deadline) == "timeout"
+    assert deadline.structured_content["error"]["details"] == {"page": 1, "page_timeout_ms": 1}
+    confidence = strict["pages"][0]["ocr_confidence"]
+    assert strict["warnings"] == [
+        f"page 1: OCR confidence is low ({confidence}/100); check the text against pdf_render"
+    ]
+
+
+def test_ocr_limits_from_the_environment_and_out_of_range(root: Path) -> None:
+    command = [sys.executable, "-m", "pdf_airlock.server", "call", "pdf_read", "--root", str(root)]
+    command += ["--json", json.dumps({"path": "mixed.pdf", "pages": "1"})]
+    run = functools.partial(subprocess.run, capture_output=True, text=True, cwd=PROJECT, timeout=60)
+    from_env = run(command, env=os.environ | {"PDF_AIRLOCK_OCR_MAX_PIXELS": "200000"}, check=False)
+    too_low = run([*command, "--ocr-dpi", "10"], check=False)
+    crossed = run([*command, "--ocr-dpi", "150", "--ocr-min-dpi", "200"], check=False)
+    assert from_env.returncode == 1
+    assert json.loads(from_env.stdout)["structuredContent"]["error"]["details"]["max_pixels"] == 200_000
+    assert (too_low.returncode, too_low.stdout) == (2, "")
+    assert "--ocr-dpi must be from 72 to 1200" in too_low.stderr
+    assert "--ocr-min-dpi must not exceed --ocr-dpi" in crossed.stderr
+
+
+@pytest.mark.parametrize(
+    "untrusted",
+    [
+        {"dpi": 10},
+        {"dpi": 300.0},
+        {"dpi": True},
+        {"page_timeout_ms": 0},
+        {"max_pixels": 10**12},
+        {"dpi": 100, "min_dpi": 200},
+        {"unknown": 1},
+        [300],
+    ],
+)
+def test_the_job_child_refuses_ocr_limits_out_of_range(untrusted: object) -> None:
+    from pdf_airlock.worker.contract import WorkerError
+    from pdf_airlock.worker.pdf.ocr import OcrLimits
+
+    assert OcrLimits.from_job({}) == OcrLimits()
+    assert OcrLimits.from_job({"ocr_limits": {"dpi": 150}}).dpi == 150
+    with pytest.raises(WorkerError) as refused:
+        OcrLimits.from_job({"ocr_limits": untrusted})
+    assert refused.value.code == "invalid_arguments"
+
+
+async def test_a_disk_cache_entry_made_under_other_ocr_limits_is_not_reused(
+    root: Path, tmp_path: Path
+) -> None:
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--cache-key-file", str(tmp_path / "cache.key")]
+    args = {"path": "mixed.pdf", "pages": "1"}
+    async with connect(root, *cache) as client:
+        first = ok(await client.call_tool("pdf_read", args))
+    async with connect(root, *cache, "--ocr-low-confidence", "100") as client:
+        stricter = ok(await client.call_tool("pdf_read", args))
+        text_only = ok(await client.call_tool("pdf_read", args | {"ocr": "off"}))
+    assert first["warnings"] == []
+    assert stricter["warnings"][0].startswith("page 1: OCR confidence is low")
+    assert text_only["pages"][0]["text_source"] == "text_layer"

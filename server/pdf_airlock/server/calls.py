@@ -30,9 +30,10 @@ from pdf_airlock.server.pool.child_output import JobOutcome, LineFn, ProgressFn
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
 from pdf_airlock.server.tools.cursors import share_key
-from pdf_airlock.server.tools.models import DocumentInput
+from pdf_airlock.server.tools.models import DocumentInput, OcrInput
 from pdf_airlock.server.tools.page_counts import SelectionMemo
 from pdf_airlock.server.tools.registry import TOOLS, ToolSpec
+from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
 __all__ = ["App", "Gate", "error_result"]
 
@@ -105,6 +106,7 @@ class App:
         self.pool = pool
         self.workers = settings.workers
         self.max_result_bytes = settings.max_result_bytes
+        self.ocr_limits = settings.ocr_limits()
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
         if settings.cache_key_file is not None:  # cursors then pass between processes sharing it
             share_key(prepare_key_file(settings.cache_key_file, settings.cache_dir))
@@ -294,7 +296,10 @@ class App:
         document: Document,
         audit: dict[str, Any] | None,
     ) -> types.CallToolResult:
-        cache_key = self.cache.key(document.sha256, spec.name, arguments | {"source": document.display})
+        keyed = arguments | {"source": document.display}
+        if isinstance(args, OcrInput) and args.ocr != "off":  # a disk entry may outlive --ocr-* settings
+            keyed[OCR_LIMITS_ARG] = self.ocr_limits
+        cache_key = self.cache.key(document.sha256, spec.name, keyed)
         cached = self.cache.get(cache_key)
         if cached is not None:
             if audit is not None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from pdf_airlock.worker.contract import OCR_LIMITS
+
 __all__ = ["BATCH_PROGRESS_MODES", "DEFAULTS", "Settings"]
 
 MIB: Final = 1 << 20
@@ -68,6 +70,16 @@ class Settings:
     net_namespace: bool = False
     job_nice: int = DEFAULTS.job_nice
     busy_stretch: float = DEFAULTS.busy_stretch
+    # OCR's limits, sent with every job that may OCR (names, defaults and ranges: ``OCR_LIMITS``)
+    ocr_dpi: int = OCR_LIMITS["dpi"][0]
+    ocr_min_dpi: int = OCR_LIMITS["min_dpi"][0]
+    ocr_max_pixels: int = OCR_LIMITS["max_pixels"][0]
+    ocr_page_timeout_ms: int = OCR_LIMITS["page_timeout_ms"][0]
+    ocr_low_confidence: int = OCR_LIMITS["low_confidence"][0]
+
+    def ocr_limits(self) -> dict[str, int]:
+        """The job argument ``contract.OCR_LIMITS_ARG``."""
+        return {name: getattr(self, f"ocr_{name}") for name in OCR_LIMITS}
 
     def sandbox_spec(self) -> dict[str, object]:
         """What every job asks of its child's sandbox."""

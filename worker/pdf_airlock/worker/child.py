@@ -101,7 +101,7 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
             if job["args"].get("ocr"):  # ``pdf-airlock self-test``: an OCR job in the sandbox too
                 from pdf_airlock.worker.pdf.ocr import self_check
 
-                probe["ocr"] = self_check()
+                probe["ocr"] = self_check(job["args"])
             return {"ok": True, "result": probe}
         from pdf_airlock.worker.pdf.opening import apply_decode_limits
 

@@ -2,9 +2,9 @@
 
 It names what crosses the trust boundary and nothing else: the module the zygote runs, the
 environment switches the supervisor may pass it, the job kinds reserved for the test suite, the
-error codes a job child may report, the names of the sandbox layers, and the kinds of line a job
-child writes before its result envelope. It imports nothing but the standard library, so loading
-it loads no PDF engine (tests/test_boundaries.py).
+error codes a job child may report, the names of the sandbox layers, the kinds of line a job
+child writes before its result envelope, and the names and ranges of OCR's limits. It imports
+nothing but the standard library, so loading it loads no PDF engine (tests/test_boundaries.py).
 
 Messages of a ``WorkerError`` must never contain document bytes or passwords: the supervisor
 sanitises them and maps any code it does not know to ``internal``.
@@ -12,12 +12,16 @@ sanitises them and maps any code it does not know to ``internal``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 
 __all__ = [
     "LINE_KINDS",
     "MARKDOWN_MAX_LEVEL",
     "MARKDOWN_PAGE_SEPARATOR",
+    "OCR_LIMITS",
+    "OCR_LIMITS_ARG",
     "PROBE_KIND",
     "SANDBOX_LAYERS",
     "STRICT_LOADS_ENV",
@@ -85,6 +89,20 @@ LINE_KINDS: Final = ("progress", "selection", "page")
 # answer (the job child counts it against ``max_chars``; the supervisor puts it there).
 MARKDOWN_MAX_LEVEL: Final = 4
 MARKDOWN_PAGE_SEPARATOR: Final = "\n\n"
+
+# OCR's limits (``pdf_airlock.worker.pdf.ocr``): name -> (default, lowest, highest). The
+# supervisor sets them (``--ocr-*`` flags) and sends them with the arguments of every job that
+# may OCR, as the object ``OCR_LIMITS_ARG``; the job child refuses a value out of its range.
+OCR_LIMITS_ARG: Final = "ocr_limits"
+OCR_LIMITS: Final[Mapping[str, tuple[int, int, int]]] = MappingProxyType(
+    {
+        "dpi": (300, 72, 1200),  # the resolution a page is rendered at for Tesseract
+        "min_dpi": (100, 36, 1200),  # below it a page is refused (``memory_limit``), not read
+        "max_pixels": (16_000_000, 10_000, 200_000_000),  # pixel budget of one rendered page
+        "page_timeout_ms": (20_000, 1, 600_000),  # Tesseract's deadline per page (``timeout``)
+        "low_confidence": (60, 0, 100),  # mean word confidence under which a page gets a warning
+    }
+)
 
 
 class WorkerError(Exception):

@@ -21,11 +21,27 @@ import anyio
 from pdf_airlock.server import __version__
 from pdf_airlock.server.cli.selftest import LAYERS
 from pdf_airlock.server.config import BATCH_PROGRESS_MODES, DEFAULTS, MIB, Settings
+from pdf_airlock.worker.contract import OCR_LIMITS
 
 __all__ = ["main"]
 
 _ENV_PREFIX = "PDF_AIRLOCK_"
 _MAX_NICE = 19
+_MS_PER_S = 1000
+# OCR's flags: flag -> (the limit in ``contract.OCR_LIMITS``, how the flag's value is read, the
+# factor from it to the limit's unit, help)
+_OCR_FLAGS: dict[str, tuple[str, type[int] | type[float], int, str]] = {
+    "--ocr-dpi": ("dpi", int, 1, "resolution a page is rendered at for OCR"),
+    "--ocr-min-dpi": ("min_dpi", int, 1, "a page that fits --ocr-max-pixels only below this is refused"),
+    "--ocr-max-pixels": ("max_pixels", int, 1, "pixel budget of one page rendered for OCR"),
+    "--ocr-page-timeout": ("page_timeout_ms", float, _MS_PER_S, "seconds OCR may spend on one page"),
+    "--ocr-low-confidence": (
+        "low_confidence",
+        int,
+        1,
+        "mean OCR confidence under which a page gets a warning",
+    ),
+}
 
 
 def _env(name: str, default: Any) -> Any:
@@ -116,6 +132,31 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         help="also give each job its own network namespace (adds set-up time to every job)",
     )
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", "info"))
+    for flag, (limit, kind, factor, text) in _OCR_FLAGS.items():
+        default, lowest, highest = OCR_LIMITS[limit]
+        env = flag.removeprefix("--").replace("-", "_").upper()
+        bounds = f"{_shown(lowest, factor)}-{_shown(highest, factor)}"
+        value = kind(_env(env, _shown(default, factor)))
+        parser.add_argument(flag, type=kind, default=value, help=f"{text} ({bounds}; env PDF_AIRLOCK_{env})")
+
+
+def _shown(limit: int, factor: int) -> str:
+    """An OCR limit in its flag's unit."""
+    return str(limit) if factor == 1 else f"{limit / factor:g}"
+
+
+def _ocr_settings(ns: argparse.Namespace) -> dict[str, int]:
+    """The ``ocr_*`` fields of ``Settings``; a value out of its range is a usage error."""
+    fields: dict[str, int] = {}
+    for flag, (limit, _kind, factor, _text) in _OCR_FLAGS.items():
+        _default, lowest, highest = OCR_LIMITS[limit]
+        value = round(getattr(ns, flag.removeprefix("--").replace("-", "_")) * factor)
+        if not lowest <= value <= highest:
+            _usage(f"{flag} must be from {_shown(lowest, factor)} to {_shown(highest, factor)}")
+        fields[f"ocr_{limit}"] = value
+    if fields["ocr_min_dpi"] > fields["ocr_dpi"]:
+        _usage("--ocr-min-dpi must not exceed --ocr-dpi")
+    return fields
 
 
 def _settings(ns: argparse.Namespace) -> Settings:
@@ -135,7 +176,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
     unknown = sorted(set(required) - set(LAYERS))
     if unknown:
         _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = _ocr_settings(ns)
     if ns.cache_dir is not None and ns.cache_disk_mb > 0:
         overrides.update(_cache_overrides(ns.cache_dir, ns.cache_key_file))
     elif (

@@ -13,7 +13,7 @@ from pdf_airlock.server.config import Settings
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
-from pdf_airlock.worker.contract import PROBE_KIND, SANDBOX_LAYERS
+from pdf_airlock.worker.contract import OCR_LIMITS_ARG, PROBE_KIND, SANDBOX_LAYERS
 
 __all__ = ["LAYERS", "missing_layers", "probe_layers", "render_table"]
 
@@ -38,7 +38,11 @@ async def probe_layers(pool: Pool, settings: Settings, *, ocr: bool = False) -> 
     fd = os.memfd_create("pdf-airlock-probe", os.MFD_CLOEXEC)
     try:
         outcome = await pool.run(
-            PROBE_KIND, {"ocr": ocr}, fd, limits=job_limits(settings), deadline_s=_PROBE_DEADLINE_S
+            PROBE_KIND,
+            {"ocr": ocr, OCR_LIMITS_ARG: settings.ocr_limits()},
+            fd,
+            limits=job_limits(settings),
+            deadline_s=_PROBE_DEADLINE_S,
         )
     finally:
         os.close(fd)

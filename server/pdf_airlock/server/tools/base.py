@@ -54,6 +54,7 @@ class JobRunner(Protocol):
 
     workers: int
     max_result_bytes: int
+    ocr_limits: dict[str, int]  # OCR's limits, for the jobs of the text tools (``Settings.ocr_limits``)
     selections: (
         SelectionMemo  # what earlier reads' selections came to (``pdf_airlock.server.tools.page_counts``)
     )

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from pdf_airlock.server.tools.schema import call_schema, inline_refs, result_outline
+from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
 # Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
 # comma-separated. The worker resolves each part against the document.
@@ -124,8 +125,13 @@ class OcrInput(DocumentInput):
         default_factory=lambda: ["eng"], min_length=1, max_length=MAX_OCR_LANGUAGES
     )
 
-    def ocr_job_args(self) -> dict[str, object]:
-        return {"ocr": self.ocr, "ocr_languages": list(self.ocr_languages)}
+    def ocr_job_args(self, limits: dict[str, int] | None = None) -> dict[str, object]:
+        """The OCR job arguments, with the server's OCR ``limits`` when given (a cursor's
+        selection key leaves them out)."""
+        args: dict[str, object] = {"ocr": self.ocr, "ocr_languages": list(self.ocr_languages)}
+        if limits is not None:
+            args[OCR_LIMITS_ARG] = limits
+        return args
 
 
 # -- published results ---------------------------------------------------------------------

@@ -102,7 +102,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "max_chars": args.max_chars,
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
-        **args.ocr_job_args(),
+        **args.ocr_job_args(runner.ocr_limits),
     }
     # Imported here: the two-ended read builds on this module's models.
     from pdf_airlock.server.tools.read_two_ended import two_ended_read

@@ -5,7 +5,8 @@ the query runs over it with the ``regex`` module, whose matching can be interrup
 search has a time budget, so a pattern with catastrophic backtracking on crafted text ends as a
 ``timeout`` error instead of spinning until the job's deadline. Each hit carries its page, the
 matched text, the surrounding context, and the rectangles it covers on the page (PDF points,
-origin bottom-left). Results stop at ``max_results``; the position to continue from is returned
+origin bottom-left); on a page read by OCR, the boxes of the words Tesseract read
+(``pdf.ocrwords``). Results stop at ``max_results``; the position to continue from is returned
 so the supervisor can hand out a cursor. Empty matches are skipped.
 """
 
@@ -22,6 +23,7 @@ from pdf_airlock.worker import progress
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf import ocr
 from pdf_airlock.worker.pdf.ocrpages import PageTexts
+from pdf_airlock.worker.pdf.ocrwords import WordPlaces
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.textnorm import searchable
@@ -113,38 +115,48 @@ class _Budget:
             self.left -= time.monotonic() - started
 
 
-def _hit(
-    text: str, span: tuple[int, int], context: int, textpage: Any | None, origin: list[int] | None
-) -> dict[str, Any]:
-    """``origin`` maps ``text`` back to PDFium's characters (``textnorm.searchable``)."""
+def _hit(text: str, span: tuple[int, int], context: int, rects: list[list[float]]) -> dict[str, Any]:
     begin, end = span
-    first, last = (origin[begin], origin[end - 1] + 1) if origin else (begin, end)
     return {
         "text": text[begin : min(end, begin + MAX_MATCH_CHARS)],
         "offset": begin,
         "before": _flat(text[max(0, begin - context) : begin])[-context:] if context else "",
         "after": _flat(text[end : end + context])[:context] if context else "",
-        "rects": _rects(textpage, first, last - first) if textpage is not None else [],
+        "rects": rects,
     }
 
 
 class _Page:
     """One page's searchable text (``textnorm.searchable``) and its character boxes; or, for a
-    page read by OCR (``pdf.ocrpages``), what OCR read, without boxes."""
+    page read by OCR (``pdf.ocrpages``), what OCR read and its words' boxes (``pdf.ocrwords``)."""
 
     def __init__(
         self, document: Any, index: int, raw: str, textpage: Any, warnings: list[str], *, texts: PageTexts
     ) -> None:
         self.document, self.index, self.textpage = document, index, textpage
+        self.words: WordPlaces | None = None
         final = texts.text(index, raw)
         self.source = final.source
         if final.source == "ocr":
             self.text, self.origin, self.boxes = final.text, None, False
+            read = texts.read.pop(index, None)
+            self.words = WordPlaces(final.text, read) if read is not None else None
             return
         self.text, self.origin = searchable(raw)
         self.boxes = len(raw) == int(textpage.count_chars())
         if not self.boxes:
             warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
+
+    def rects(self, begin: int, end: int) -> list[list[float]]:
+        """The rectangles of the match ``[begin, end)`` of ``text``: PDFium's character boxes
+        (``origin`` maps the text back to PDFium's characters: ``textnorm.searchable``), or the
+        boxes of the words OCR read."""
+        if self.words is not None:
+            return self.words.rects(begin, end, MAX_RECTS)
+        if not self.boxes:
+            return []
+        first, last = (self.origin[begin], self.origin[end - 1] + 1) if self.origin else (begin, end)
+        return _rects(self.textpage, first, last - first)
 
     def collect(
         self,
@@ -164,7 +176,7 @@ class _Page:
                 continue
             if len(hits) == most:
                 return seen
-            hit = _hit(self.text, span, context, self.textpage if self.boxes else None, self.origin)
+            hit = _hit(self.text, span, context, self.rects(*span))
             label = label or pdfium_label(self.document, self.index)
             hits.append({"page": self.index + 1, "label": label, **hit, "text_source": self.source})
         return None
@@ -190,6 +202,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         selection = select_pages(args.get("pages"), page_count, labels)
         todo = selection[start_index:]
         texts = PageTexts(document, args, warnings)
+        texts.with_words = True
         searched = 0
         for position, index in enumerate(todo):
             if len(hits) == max_results:
@@ -232,5 +245,6 @@ def warm_up(sample: bytes) -> None:
         raise RuntimeError("pdf_search failed its warm-up")
     if ocr.available():
         args = {"query": "warm", "max_results": 5, "time_budget_ms": 5000, "ocr": "force"}
-        if [hit["text_source"] for hit in run(sample, args)["hits"]] != ["ocr"]:
+        hits = run(sample, args)["hits"]
+        if [hit["text_source"] for hit in hits] != ["ocr"] or not hits[0]["rects"]:
             raise RuntimeError("pdf_search (ocr) failed its warm-up")

@@ -5,8 +5,9 @@ Input: an open PDFium document of an untrusted file and each page's text layer a
 is unusable (glyph codes that decode to garbage), absent on a page that shows an image, or so
 sparse (under ``SPARSE_TEXT_CHARS`` visible characters) on a page mostly covered by images (at
 least ``MOSTLY_IMAGE`` of its area) that it is likely a scan with a stamp or a page number.
-Every page says where its text came from; a page OCR'd with a mean confidence under
-``ocr.LOW_CONFIDENCE`` gets a warning, and so does a page that needed OCR where it is unavailable.
+Every page says where its text came from; a page OCR'd with a mean confidence under the job's
+``low_confidence`` (``ocr.OcrLimits``) gets a warning, and so does a page that needed OCR where it
+is unavailable.
 """
 
 from __future__ import annotations
@@ -81,9 +82,11 @@ class PageTexts:
         if self.mode not in OCR_MODES:
             raise WorkerError("invalid_arguments", "ocr must be 'auto', 'off' or 'force'")
         self.languages = [str(lang) for lang in args.get("ocr_languages") or ["eng"]]
+        self.limits = ocr.OcrLimits.from_job(args)
         self.warnings = warnings
-        self.with_lines = False
-        self.lines: dict[int, ocr.OcrText] = {}
+        self.with_lines = False  # keep each OCR'd page's lines (``pdf_markdown``)
+        self.with_words = False  # keep each OCR'd page's words and their boxes (``pdf_search``)
+        self.read: dict[int, ocr.OcrText] = {}  # what OCR read, for the pages kept
         if self.mode != "off":
             ocr.check_languages(self.languages)
 
@@ -119,15 +122,22 @@ class PageTexts:
                     f"page {index + 1} needs OCR, which is unavailable here: {ocr.unavailable_reason()}"
                 )
                 return PageText(text, "text_layer", None)
-            read = ocr.recognise(page, index + 1, self.languages, with_lines=self.with_lines)
+            read = ocr.recognise(
+                page,
+                index + 1,
+                self.languages,
+                self.limits,
+                with_lines=self.with_lines,
+                with_words=self.with_words,
+            )
         finally:
             page.close()
-        if self.with_lines:
-            self.lines[index] = read
+        if self.with_lines or self.with_words:
+            self.read[index] = read
         found = layout_text(read.text).strip()
         if not found:
             self.warnings.append(f"page {index + 1}: OCR found no text on it (a picture?); see pdf_render")
-        elif read.confidence < ocr.LOW_CONFIDENCE:
+        elif read.confidence < self.limits.low_confidence:
             self.warnings.append(
                 f"page {index + 1}: OCR confidence is low ({read.confidence}/100); "
                 "check the text against pdf_render"
@@ -142,7 +152,7 @@ def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[Page
     sizes; the images that make up most of the page (the scan itself) are left out."""
     layer_text = "\n".join(line.text for line in lines.lines)
     final = texts.text(index, layer_text)
-    read = texts.lines.pop(index, None)
+    read = texts.read.pop(index, None)
     if final.source != "ocr" or read is None or not read.lines:
         return lines, final
     area = max(lines.width * lines.height, 1.0)
