@@ -142,7 +142,10 @@ def _jobs(password: str | None) -> list[Job]:
     each tool module (``pdf_airlock.server.tools.<name>``) from the defaults of its
     argument model. ``pdf_render`` asks for page 1 at a
     low dpi; ``pdf_images`` only lists."""
+    # The tools that may OCR get the server's default, "auto": a page without a usable text layer
+    # is read by Tesseract on both sides.
     read = {"pages": None, "password": password, "max_chars": 100_000, "start_index": 0, "start_offset": 0}
+    read |= {"ocr": "auto", "ocr_languages": ["eng"]}
     search = {"query": SEARCH_QUERY, "regex": False, "case_sensitive": False, "whole_word": False}
     return [
         Job(
@@ -157,7 +160,7 @@ def _jobs(password: str | None) -> list[Job]:
             "pdf_markdown",
             "pdf_markdown",
             {"pages": None, "password": password, "max_chars": 100_000, "start_index": 0, "start_offset": 0}
-            | {"h1": 0, "h2": 0, "h3": 0, "h4": 0},
+            | {"h1": 0, "h2": 0, "h3": 0, "h4": 0, "ocr": "auto", "ocr_languages": ["eng"]},
             _untrusted("pdf_markdown"),
         ),
         Job(
@@ -196,7 +199,7 @@ def _jobs(password: str | None) -> list[Job]:
             "pdf_search",
             search
             | {"pages": None, "password": password, "context_chars": 80, "max_results": 100}
-            | {"time_budget_ms": 2000, "start_index": 0, "skip": 0},
+            | {"time_budget_ms": 2000, "start_index": 0, "skip": 0, "ocr": "auto", "ocr_languages": ["eng"]},
             _untrusted("pdf_search"),
         ),
         Job(
