@@ -60,8 +60,11 @@ stop() {
     kill "$pid" 2>/dev/null || true
     for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
   fi
-  umount -R "$STATE/root" 2>/dev/null || true
-  rm -rf "$STATE"
+  # dockerd leaves mounts behind (its data root, a network namespace under exec/netns): unmount
+  # every one under $STATE, deepest first, before removing it.
+  awk -v state="$STATE" '$2 == state || index($2, state "/") == 1 {print $2}' /proc/self/mounts |
+    sort -r | while read -r mount; do umount -l "$mount" 2>/dev/null || true; done
+  rm -rf "$STATE" || echo "could not remove $STATE entirely; remove it by hand" >&2
 }
 
 "$@"
