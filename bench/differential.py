@@ -144,8 +144,8 @@ def _jobs(password: str | None) -> list[Job]:
     low dpi; ``pdf_images`` only lists."""
     # The tools that may OCR get the server's default, "auto": a page without a usable text layer
     # is read by Tesseract on both sides.
-    read = {"pages": None, "password": password, "max_chars": 100_000, "start_index": 0, "start_offset": 0}
-    read |= {"ocr": "auto", "ocr_languages": ["eng"]}
+    read: dict[str, Any] = {"pages": None, "password": password, "max_chars": 100_000, "start_index": 0}
+    read |= {"start_offset": 0, "ocr": "auto", "ocr_languages": ["eng"]}
     search = {"query": SEARCH_QUERY, "regex": False, "case_sensitive": False, "whole_word": False}
     return [
         Job(
