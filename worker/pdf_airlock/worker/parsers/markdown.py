@@ -26,6 +26,7 @@ import pypdfium2 as pdfium
 from pdf_airlock.worker import progress
 from pdf_airlock.worker.contract import MARKDOWN_PAGE_SEPARATOR, WorkerError
 from pdf_airlock.worker.pdf import ocr
+from pdf_airlock.worker.pdf.graphics import PageGraphics
 from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
 from pdf_airlock.worker.pdf.ocrpages import PageText, PageTexts, ocr_page_lines
@@ -41,7 +42,7 @@ from pdf_airlock.worker.pdf.structure import (
     page_blocks,
     sample_positions,
 )
-from pdf_airlock.worker.pdf.tables import Table, read_page
+from pdf_airlock.worker.pdf.tables import Table, find_tables, read_page
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -58,7 +59,8 @@ _LEVEL_KEYS: Final = tuple(f"h{level}" for level in range(1, MAX_LEVEL + 1))
 
 
 class _Pages:
-    """Pages' lines and tables by index, read from PDFium on demand (each page once per job)."""
+    """Pages' lines by index, read from PDFium on demand (each page once per job), and their
+    tables, found only for a page whose blocks are wanted (not for a page the census only samples)."""
 
     def __init__(
         self, document: Any, opened: Any, texts: PageTexts, selection: list[int], warnings: list[str]
@@ -67,6 +69,7 @@ class _Pages:
         self.opened = opened
         self.warnings = warnings
         self.cache: dict[int, PageLines] = {}
+        self.graphics: dict[int, PageGraphics] = {}
         self.tables: dict[int, list[Table]] = {}
         self._pdf: Any = None
         self.texts = texts  # OCR (``pdf.ocrpages``), for the selected pages only
@@ -83,23 +86,23 @@ class _Pages:
             try:
                 names = self._image_names(index)
                 try:
-                    self.cache[index], self.tables[index] = read_page(page, names)
+                    self.cache[index], self.graphics[index] = read_page(page, names)
                 except WorkerError as error:  # too many graphic objects to look for tables
-                    self.warnings.append(f"page {index + 1}: no tables looked for ({error.message})")
-                    self.cache[index], self.tables[index] = pdfium_page_lines(page, names), []
+                    self._no_tables(index, error)
+                    self.cache[index] = pdfium_page_lines(page, names)
             finally:
                 page.close()
             if index in self.selected:
                 layer = self.cache[index]
                 self.cache[index], self.sources[index] = ocr_page_lines(self.texts, index, layer)
                 if self.cache[index] is not layer:  # read by OCR: the text layer's tables are not its
-                    self.tables[index] = []
+                    self.graphics.pop(index, None)
         return self.cache[index]
 
     def blocks(self, index: int, census: Census) -> list[Block]:
         """The page's blocks, its tables among them."""
         lines = self.get(index)
-        tables = self.tables.get(index, [])
+        tables = self._tables(index, lines)
         placed = [
             Placed(
                 table.top,
@@ -113,6 +116,19 @@ class _Pages:
         held = {id(lines.lines[i]) for table in tables for i in table.lines}
         return page_blocks(lines, census, placed, held)
 
+    def _tables(self, index: int, lines: PageLines) -> list[Table]:
+        if index not in self.tables:
+            graphics = self.graphics.pop(index, None)
+            try:
+                self.tables[index] = find_tables(lines, graphics) if graphics is not None else []
+            except WorkerError as error:
+                self._no_tables(index, error)
+                self.tables[index] = []
+        return self.tables[index]
+
+    def _no_tables(self, index: int, error: WorkerError) -> None:
+        self.warnings.append(f"page {index + 1}: no tables looked for ({error.message})")
+
     def load(self, indices: set[int]) -> None:
         for index in sorted(indices):
             self.get(index)
@@ -123,6 +139,7 @@ class _Pages:
             blocks = self.blocks(index, census)
             self.cache.pop(index, None)
             self.tables.pop(index, None)
+            self.graphics.pop(index, None)
             yield index, lines, blocks
 
     def _image_names(self, index: int) -> list[str]:
@@ -234,7 +251,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         for index in list(pages.cache):
             if index not in census_indices:
                 del pages.cache[index]
-                pages.tables.pop(index, None)
+                pages.graphics.pop(index, None)
         start_index = int(args.get("start_index", 0))
         context = _context(pages, census, args, selection) if start_index or args.get("start_offset") else []
         result = _forward(pages, census, selection, args, warnings=warnings, document=document)

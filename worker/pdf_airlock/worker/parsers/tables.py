@@ -23,7 +23,7 @@ from pdf_airlock.worker.pdf.layoutlines import PageLines
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_TABLE, table_pdf
-from pdf_airlock.worker.pdf.tables import Table, read_page
+from pdf_airlock.worker.pdf.tables import Table, find_tables, read_page
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -42,7 +42,7 @@ class _Found:
 
     def at_bottom(self, table: Table) -> bool:
         band = self.lines.height * (1 - _EDGE_SHARE)
-        return all(line.top >= band for n, line in enumerate(self.lines.lines) if line.top > table.bottom)
+        return all(line.top >= band for line in self.lines.lines if line.top > table.bottom)
 
     def at_top(self, table: Table) -> bool:
         band = self.lines.height * _EDGE_SHARE
@@ -100,7 +100,8 @@ class _Reader:
         if index not in self.cache:
             page = self.document[index]
             try:
-                lines, tables = read_page(page, [])
+                lines, graphics = read_page(page, [])
+                tables = find_tables(lines, graphics)
             except WorkerError as error:
                 error.details.setdefault("page", index + 1)
                 raise

@@ -313,9 +313,10 @@ def _logical_rows(
 def _text_table(
     run: list[Row], page: PageLines, graphics: PageGraphics, index_of: dict[int, int]
 ) -> Table | None:
-    while run and not _separated(run[-1]) and _starts_first_column(run[-1], _column_ranges(run)):
-        run = run[:-1]  # a line after the table that starts at its left edge is not in it
     ranges = _column_ranges(run)
+    while run and not _separated(run[-1]) and _starts_first_column(run[-1], ranges):
+        run = run[:-1]  # a line after the table that starts at its left edge is not in it
+        ranges = _column_ranges(run)
     if not 2 <= len(ranges) <= MAX_COLUMNS or len(run) > MAX_ROWS:
         return None
     lines = [cell for row in run for cell in row.cells]
@@ -450,9 +451,9 @@ def find_tables(page: PageLines, graphics: PageGraphics) -> list[Table]:
     return sorted(tables, key=lambda table: (table.top, table.x0))
 
 
-def read_page(page: Any, image_names: list[str]) -> tuple[PageLines, list[Table]]:
-    """A PDFium page's lines (cut where its vertical rules run) and its tables."""
+def read_page(page: Any, image_names: list[str]) -> tuple[PageLines, PageGraphics]:
+    """A PDFium page's lines (cut where its vertical rules run) and its graphics: what
+    ``find_tables`` takes, when the page's tables are wanted."""
     graphics = page_graphics(page)
     cuts = VerticalRules([((r.x0 + r.x1) / 2, r.top, r.bottom) for r in graphics.rules if not r.horizontal])
-    lines = pdfium_page_lines(page, image_names, cuts)
-    return lines, find_tables(lines, graphics)
+    return pdfium_page_lines(page, image_names, cuts), graphics
