@@ -45,6 +45,7 @@ _DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pdf_airlock_d
 _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
 )
+_PRINCIPAL: contextvars.ContextVar[str] = contextvars.ContextVar("pdf_airlock_principal", default="")
 
 
 def error_result(error: ToolError) -> types.CallToolResult:
@@ -179,6 +180,8 @@ class App:
         max_wall = deadline + self.settings.timeout_s * (self.settings.busy_stretch - 1)
         limits = job_limits(self.settings)
         sandbox = self.settings.sandbox_spec()
+        # A child may go on to the next document only of the same client and root (opt-in).
+        share = f"{_PRINCIPAL.get()}\n{document.root}" if self.settings.documents_per_child > 1 else None
         progress = _PROGRESS.get() if report else None
         if progress is not None:
             args = args | {"report_progress": True}
@@ -192,6 +195,7 @@ class App:
                 deadline_s=deadline,
                 max_wall_s=max_wall,
                 sandbox=sandbox,
+                share=share,
                 on_progress=progress,
                 on_line=on_line,
                 # Every job the call started, abandoned ones too: each has a `job_exit` event with
@@ -243,6 +247,7 @@ class App:
         if principal is not None:
             audit["principal"] = principal
         _PROGRESS.set(progress)
+        _PRINCIPAL.set(principal or "")
         _DEADLINE.set(time.monotonic() + self.settings.timeout_s)
         try:
             result = await self._call(name, arguments or {}, audit, paths or self.policy, gate)

@@ -35,6 +35,8 @@ class _Defaults:
     job_nice: int = 10
     busy_stretch: float = 3.0  # a starved job's wall deadline may grow to this multiple
     batch_max_document_mb: int = 64
+    documents_per_child: int = 1  # a fresh job child per document, unless opted into more
+    max_documents_per_child: int = 1000
     batch_progress_s: float = 10.0  # between ``batch_progress`` events (``pdf_airlock.server.batch.report``)
 
 
@@ -70,6 +72,8 @@ class Settings:
     net_namespace: bool = False
     job_nice: int = DEFAULTS.job_nice
     busy_stretch: float = DEFAULTS.busy_stretch
+    # Jobs one child may serve, all of one root and one client (``pdf_airlock.server.pool.spares``)
+    documents_per_child: int = DEFAULTS.documents_per_child
     # OCR's limits, sent with every job that may OCR (names, defaults and ranges: ``OCR_LIMITS``)
     ocr_dpi: int = OCR_LIMITS["dpi"][0]
     ocr_min_dpi: int = OCR_LIMITS["min_dpi"][0]

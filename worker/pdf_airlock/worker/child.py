@@ -7,6 +7,14 @@ blocks on its spare socket for exactly one job: the job message with the input f
 result pipe, which land on fds 3 and 4. It then closes the socket, so only fds 0-4 are open
 while the document is parsed. Assumes nothing about the input document.
 
+Opt-in (``Limits.documents`` > 1, the supervisor's ``--documents-per-child``): the child keeps
+its socket and, after a job's envelope, closes fds 3 and 4 and waits for another job of the same
+input (the supervisor sends it only jobs of one root and one client), up to ``documents`` jobs,
+each with a renewed CPU budget (``pdf_airlock.worker.sandbox.rlimits.renew_cpu``). It stops
+early, closing its socket before the envelope's EOF so the supervisor never sends it more, after
+a job that failed or tripped a lazy load. docs/security.md ("What documents share") says what
+the documents of one such child share.
+
 The only way out is one JSON envelope written to the result pipe, bounded by
 ``max_result_bytes``, then an explicit close of the pipe (the supervisor may answer at that EOF):
 ``{"ok": true, "result": {...}}`` or ``{"ok": false, "error": {"code", "message", "details"}}``.
@@ -38,6 +46,7 @@ from pdf_airlock.worker.sandbox.layers import (
     enter_sandbox,
 )
 from pdf_airlock.worker.sandbox.process import set_name
+from pdf_airlock.worker.sandbox.rlimits import renew_cpu
 
 __all__ = ["EXIT_SANDBOX_FAILED", "run_spare"]
 
@@ -171,9 +180,10 @@ def _encode(envelope: dict[str, Any], max_bytes: int) -> bytes:
     return encoded
 
 
-def _receive_job(spare: socket.socket, flags: int = 0) -> dict[str, Any] | None:
-    """The one job (BlockingIOError with MSG_DONTWAIT if it has not come yet); its two fds must
-    land on 3 and 4. None: this spare was discarded (the supervisor or the zygote closed its socket)."""
+def _receive_job(spare: socket.socket, flags: int = 0, *, keep: bool = False) -> dict[str, Any] | None:
+    """The next job (BlockingIOError with MSG_DONTWAIT if it has not come yet); its two fds must
+    land on 3 and 4. None: this spare was discarded (the supervisor or the zygote closed its socket).
+    The socket is closed here unless ``keep`` (a child that may serve another job of its input)."""
     untrusted_fds = array.array("i")
     data, ancdata, msg_flags, _addr = spare.recvmsg(
         _MAX_JOB_MESSAGE, socket.CMSG_SPACE(_JOB_FDS * untrusted_fds.itemsize), flags
@@ -181,7 +191,8 @@ def _receive_job(spare: socket.socket, flags: int = 0) -> dict[str, Any] | None:
     for level, kind, payload in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             untrusted_fds.frombytes(payload[: len(payload) - len(payload) % untrusted_fds.itemsize])
-    spare.close()  # from here on only fds 0-4 are open
+    if not keep or not data:
+        spare.close()  # from here on only fds 0-4 are open
     if not data:
         return None
     if msg_flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC) or list(untrusted_fds) != [
@@ -248,23 +259,35 @@ def run_spare(
         strict_loads.install()
     except BaseException:  # a sandbox that cannot be built must not run the parser
         os._exit(EXIT_SANDBOX_FAILED)
+    keep = limits.documents > 1
     try:
         try:
-            job = _receive_job(spare, socket.MSG_DONTWAIT)
+            job = _receive_job(spare, socket.MSG_DONTWAIT, keep=keep)
         except BlockingIOError:  # no job waiting yet: warm up (off the critical path), then block
             if warm_pdf is not None:  # none for a cold spare (``batch``: CPU, not latency)
                 _keep_heap(min(_HEAP_KEPT, limits.memory_bytes // _HEAP_KEPT_SHARE))
                 _warm_up(warm_pdf, limits)
-            job = _receive_job(spare)
-        if job is None:
-            os._exit(EXIT_OK)
-        set_name(_JOB_NAME)
-        job_policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
-        if Limits(**job["limits"]) != limits or job_policy != policy:  # the sender matches them
-            os._exit(EXIT_SANDBOX_FAILED)
-        envelope = _execute(job, limits, report)
-        progress.write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))
-        os.close(CHILD_RESULT_FD)  # EOF now: the supervisor may answer before this exit is reaped
+            job = _receive_job(spare, keep=keep)
+        served = 0
+        while job is not None:
+            served += 1
+            set_name(_JOB_NAME)
+            job_policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
+            if Limits(**job["limits"]) != limits or job_policy != policy:  # the sender matches them
+                os._exit(EXIT_SANDBOX_FAILED)
+            if served > 1:
+                renew_cpu(limits)
+            envelope = _execute(job, limits, report)
+            last = served >= limits.documents or not envelope["ok"] or bool(strict_loads.violations())
+            if keep and last:
+                spare.close()  # before the result's EOF: the supervisor then sees this child will not go on
+            progress.write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))
+            os.close(CHILD_RESULT_FD)  # EOF now: the supervisor may answer before this exit is reaped
+            if last:
+                break
+            os.close(CHILD_INPUT_FD)  # fds 3 and 4 free again for the next job's
+            set_name(_SPARE_NAME)
+            job = _receive_job(spare, keep=True)
     except BaseException:  # nothing may escape the child's exit path
         os._exit(EXIT_WRITE_FAILED)
     os._exit(EXIT_OK)

@@ -9,6 +9,7 @@ Protocol (one JSON object per datagram, fds by SCM_RIGHTS):
                          "max_wall_s", "generation"} + [input, result]
                         {"op": "assigned", "id", "pid", "deadline_s", "max_wall_s"}  (sent a spare its job)
                         {"op": "kill", "id"}
+                        {"op": "released", "id"}  (the job's child answered and stays for another)
   zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers", "kinds"}
                         {"op": "spare", "pid", "generation"} + [the spare's socket]
                         {"op": "started", "id", "pid"}  or  {"op": "refused", "id"} (unknown kind)
@@ -163,10 +164,12 @@ def probe_layers() -> dict[str, Any]:
 
     reason = seccomp.unavailable_reason()
     compiled = seccomp.compile_filter(SPARE_SOCKET_FD) if reason is None else None
+    renewing = seccomp.compile_filter(SPARE_SOCKET_FD, renew_cpu=True) if reason is None else None
     return {
         "namespaces_unavailable": namespaces.probe(net=False),
         "landlock_abi": landlock.abi_version(),
         "seccomp": compiled,
+        "seccomp_renewing_cpu": renewing,
         "seccomp_unavailable": reason,
     }
 
@@ -191,6 +194,7 @@ class Zygote:
         self.spare_count = spares
         self.warm_pdf = warm_pdf
         self.spares: set[int] = set()  # idle spares handed to the supervisor, by pid
+        self.residents: set[int] = set()  # children between two jobs of one input (``release``)
         self.spare_key: _SpareKey | None = None
         self.spare_spec: dict[str, Any] = {}
         self.generation = 0
@@ -257,6 +261,8 @@ class Zygote:
                 self.assign(int(message["id"]), int(message["pid"]), _deadlines(message))
             elif message.get("op") == "kill":
                 self.kill_job(int(message["id"]))
+            elif message.get("op") == "released":
+                self.release(int(message["id"]))
 
     def accepts(self, job: dict[str, Any]) -> bool:
         """A known kind, and sandbox layers skipped only with the test hooks on (``main``): the
@@ -289,8 +295,9 @@ class Zygote:
     def assign(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
         """The supervisor sent an idle spare its job directly: take the child over."""
         self.spare_died = False
-        if pid in self.spares:
+        if pid in self.spares or pid in self.residents:
             self.spares.discard(pid)
+            self.residents.discard(pid)
             self.send({"op": "started", "id": job_id, "pid": pid})
             self.track(job_id, pid, deadlines)
         elif pid in self.unassigned:  # reaped already: it ran its job (or died) before this came
@@ -299,6 +306,17 @@ class Zygote:
             self.report_exit(_Child(job_id, pid, time.monotonic(), 0.0), status, usage)
         else:
             self.send({"op": "lost", "id": job_id})
+
+    def release(self, job_id: int) -> None:
+        """The supervisor took the job's answer and keeps its child for another job of the same
+        input (``pdf_airlock.worker.child``): no deadline runs while it waits; the next
+        ``assigned`` naming it starts one. A child already reaped, or killed, is not resident."""
+        pid = self.by_job.pop(job_id, None)
+        child = self.children.get(pid) if pid is not None else None
+        if child is None or child.deadline_hit or child.killed:
+            return
+        del self.children[child.pid]
+        self.residents.add(child.pid)
 
     def track(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
         started = time.monotonic()
@@ -391,6 +409,10 @@ class Zygote:
             self.discarded.discard(pid)
             rusage = {"utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
             child = self.children.pop(pid, None)
+            if pid in self.residents:  # it exited between jobs, or after a job not yet ``assigned``
+                self.residents.discard(pid)
+                self.remember_unassigned(pid, status, rusage)
+                continue
             if child is None and pid not in self.spares:
                 continue
             # The group may still hold grandchildren (it should not: NPROC 0, seccomp); clear it.
@@ -405,9 +427,13 @@ class Zygote:
             # ``assigned`` is still on its way: keep its status for that.
             self.spares.discard(pid)
             self.spare_died = True
-            self.unassigned[pid] = (status, rusage)
-            if len(self.unassigned) > _MAX_UNASSIGNED:
-                del self.unassigned[next(iter(self.unassigned))]
+            self.remember_unassigned(pid, status, rusage)
+
+    def remember_unassigned(self, pid: int, status: int, rusage: dict[str, float]) -> None:
+        """An idle child reaped: kept for an ``assigned`` that may still be on its way."""
+        self.unassigned[pid] = (status, rusage)
+        if len(self.unassigned) > _MAX_UNASSIGNED:
+            del self.unassigned[next(iter(self.unassigned))]
 
     def report_exit(self, child: _Child, status: int, rusage: dict[str, float]) -> None:
         self.send(
@@ -423,7 +449,7 @@ class Zygote:
         )
 
     def shutdown(self) -> None:
-        for pid in [*self.children, *self.spares, *self.discarded]:
+        for pid in [*self.children, *self.spares, *self.residents, *self.discarded]:
             self.kill_child(pid)
         os._exit(0)
 

@@ -88,6 +88,13 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         help="scheduling niceness of job children, 0-19 (the supervisor stays at its own)",
     )
     parser.add_argument(
+        "--documents-per-child",
+        type=int,
+        default=int(_env("DOCUMENTS_PER_CHILD", DEFAULTS.documents_per_child)),
+        help="documents one sandboxed job child may read, all from one root and one client "
+        "(default 1: a fresh child per document; more saves CPU per document, see docs/security.md)",
+    )
+    parser.add_argument(
         "--cache-mb",
         type=int,
         default=int(_env("CACHE_MB", DEFAULTS.cache_mb)),
@@ -172,6 +179,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         _usage("--busy-stretch must be at least 1")
     if not 0 <= ns.job_nice <= _MAX_NICE:
         _usage(f"--job-nice must be between 0 and {_MAX_NICE}")
+    if not 1 <= ns.documents_per_child <= DEFAULTS.max_documents_per_child:
+        _usage(f"--documents-per-child must be between 1 and {DEFAULTS.max_documents_per_child}")
     required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
     unknown = sorted(set(required) - set(LAYERS))
     if unknown:
@@ -200,6 +209,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         net_namespace=ns.net_namespace,
         job_nice=ns.job_nice,
         busy_stretch=ns.busy_stretch,
+        documents_per_child=ns.documents_per_child,
         **overrides,
     )
 

@@ -29,6 +29,7 @@ def job_limits(settings: Settings) -> dict[str, int]:
         "max_input_bytes": settings.max_file_bytes,
         "max_result_bytes": settings.max_result_bytes,
         "nice": settings.job_nice,
+        "documents": settings.documents_per_child,
     }
 
 

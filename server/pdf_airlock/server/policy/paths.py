@@ -45,6 +45,7 @@ class Document:
     size: int
     sha256: str
     display: str
+    root: str = ""  # the root it lies under; "" for inline data (``pdf_airlock.server.calls``)
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -103,11 +104,12 @@ class PathPolicy:
             return [("", os.path.realpath(path))]
         return [(root, os.path.realpath(os.path.join(root, path))) for root in self.roots]
 
-    def _relative(self, real: str) -> str:
+    def _relative(self, real: str) -> tuple[str, str]:
+        """(root, path under it) of a real path; ("", "?") outside every root."""
         for root in self.roots:
             if within(real, root):
-                return os.path.relpath(real, root)
-        return "?"
+                return root, os.path.relpath(real, root)
+        return "", "?"
 
     def resolve(self, raw: str) -> str:
         """The real path of ``raw`` if it lies inside a root; raises path_denied/not_found."""
@@ -122,9 +124,9 @@ class PathPolicy:
 
     def open_path(self, raw: str) -> Document:
         """Open, check and hash ``raw`` on this thread."""
-        fd, info, display = self._open_checked(raw)
+        fd, info, where = self._open_checked(raw)
         try:
-            return self._document(fd, info, display, self._known(info) or _hash_fd(fd, self.max_bytes + 1))
+            return self._document(fd, info, where, self._known(info) or _hash_fd(fd, self.max_bytes + 1))
         except BaseException:
             os.close(fd)
             raise
@@ -133,7 +135,7 @@ class PathPolicy:
         """As ``open_path``, but a file over ``_HASH_INLINE_MAX`` not hashed before is hashed in
         a worker thread (hashlib lets go of the GIL): the event loop, so every other call and the
         protocol itself, would otherwise wait about a millisecond a megabyte."""
-        fd, info, display = self._open_checked(raw)
+        fd, info, where = self._open_checked(raw)
         try:
             hashed = self._known(info)
             if hashed is None:
@@ -142,14 +144,14 @@ class PathPolicy:
                     hashed = _hash_fd(fd, limit)
                 else:
                     hashed = await anyio.to_thread.run_sync(_hash_fd, fd, limit)
-            return self._document(fd, info, display, hashed)
+            return self._document(fd, info, where, hashed)
         except BaseException:
             os.close(fd)
             raise
 
-    def _open_checked(self, raw: str) -> tuple[int, os.stat_result, str]:
-        """An fd of ``raw`` inside a root, a regular file under the cap: (fd, its fstat, its
-        path as shown)."""
+    def _open_checked(self, raw: str) -> tuple[int, os.stat_result, tuple[str, str]]:
+        """An fd of ``raw`` inside a root, a regular file under the cap: (fd, its fstat, (its
+        root, its path as shown))."""
         real = self.resolve(raw)
         if any(within(real, pseudo) for pseudo in _PSEUDO_FILESYSTEMS):
             raise ToolError("not_a_file", f"{_shown(raw)!r} is on a pseudo filesystem")
@@ -179,12 +181,15 @@ class PathPolicy:
         digest = self._digests.get(_identity(info))
         return None if digest is None else (digest, info.st_size)
 
-    def _document(self, fd: int, info: os.stat_result, display: str, hashed: tuple[str, int]) -> Document:
+    def _document(
+        self, fd: int, info: os.stat_result, where: tuple[str, str], hashed: tuple[str, int]
+    ) -> Document:
         digest, size = hashed
         self._check_size(size)  # the file may have grown while it was read
         if size == info.st_size:
             self._remember(_identity(info), digest)
-        return Document(fd=fd, size=size, sha256=digest, display=display)
+        root, display = where
+        return Document(fd=fd, size=size, sha256=digest, display=display, root=root)
 
     def _remember(self, identity: tuple[int, ...], digest: str) -> None:
         self._digests[identity] = digest

@@ -20,6 +20,12 @@ Invariants:
   sandbox request match an idle spare is sent straight to it, and the zygote is told afterwards
   (``assigned``); any other job goes through the zygote as before. Either way the zygote owns the child:
   deadline, kill, reap, exit report.
+- With ``--documents-per-child`` > 1 (opt-in), a job that comes with a ``share`` (its client
+  and root, ``pdf_airlock.server.calls``) goes first to a resident child of the same spec and
+  share (``pdf_airlock.server.pool.spares.Residents``); a child that answered well, has not hung
+  up and has not grown its address space by more than a quarter of the memory budget over the
+  zygote's is kept as such a resident (the zygote is told ``released``: no deadline while it
+  waits), else its socket is closed and it exits.
 - If the zygote dies, every job it had acknowledged (``started``) fails with
   ``worker_unavailable``, a job it had not is sent again once, and a new zygote is started with
   exponential backoff.
@@ -79,6 +85,20 @@ ZYGOTE_CWD: Final = "/"
 
 
 _SEND_ATTEMPTS: Final = 2
+# A resident child is kept only while its address space exceeds the zygote's by less than this
+# share of the memory budget: every later document still gets at least the rest of its budget.
+_RESIDENT_GROWTH_SHARE: Final = 4
+
+
+@dataclass(slots=True)
+class _Hand:
+    """How a job reaches its child: the spec, the resident key (spec and share; None: a child
+    of its own), the memory budget, and the child's socket while it may serve another job."""
+
+    spec: str
+    key: str | None
+    memory_bytes: int
+    sock: socket.socket | None = None
 
 
 @dataclass(slots=True)
@@ -196,6 +216,7 @@ class Pool:
             theirs.close()
         ours.setblocking(False)
         zygote = ZygoteLink(process=process, sock=ours, started=time.monotonic())
+        zygote.residents.capacity = self.workers
         self._zygote = zygote
         self._zygote_changed.set()
         self._zygote_changed = anyio.Event()
@@ -312,6 +333,7 @@ class Pool:
         deadline_s: float,
         max_wall_s: float | None = None,
         sandbox: dict[str, Any] | None = None,
+        share: str | None = None,
         on_progress: ProgressFn | None = None,
         on_line: LineFn | None = None,
         on_start: Callable[[int], None] | None = None,
@@ -322,7 +344,9 @@ class Pool:
         the job's id once a child has the job: a job the caller abandons (cancelled, or not needed any more)
         is killed, and its exit report is still logged under that id (``job_exit``). ``deadline_s`` is the
         job's wall budget; the zygote extends it while the job is starved of
-        CPU by a busy machine, up to ``max_wall_s`` (default: no extension)."""
+        CPU by a busy machine, up to ``max_wall_s`` (default: no extension). ``share`` (with
+        ``limits["documents"]`` > 1): the job may run on a child that served jobs of the same
+        share before, and its child may serve the next one."""
         if self._admitted >= self.workers + self.queue_depth:
             raise ToolError(
                 "overloaded",
@@ -346,6 +370,7 @@ class Pool:
                             deadline_s=deadline_s,
                             max_wall_s=max(deadline_s, max_wall_s or deadline_s),
                             sandbox=sandbox or {},
+                            share=share if int(limits.get("documents", 1)) > 1 else None,
                             on_progress=on_progress,
                             on_line=on_line,
                             on_start=on_start,
@@ -382,11 +407,15 @@ class Pool:
         deadline_s: float,
         max_wall_s: float,
         sandbox: dict[str, Any],
+        share: str | None,
         on_progress: ProgressFn | None,
         on_line: LineFn | None,
         on_start: Callable[[int], None] | None,
     ) -> JobOutcome:
         job_id = next(self._ids)
+        spec = spec_key(limits, sandbox)
+        hand = _Hand(spec, None if share is None else f"{spec}\n{share}", int(limits["memory_bytes"]))
+        envelope: dict[str, Any] | None = None
         pending = Pending(kind)
         read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(read_fd, False)
@@ -402,7 +431,7 @@ class Pool:
                     "sandbox": sandbox,
                 }
                 deadlines = {"deadline_s": deadline_s, "max_wall_s": max_wall_s}
-                self._deliver(zygote, job, spec_key(limits, sandbox), deadlines, [input_fd, write_fd])
+                self._deliver(zygote, job, hand, deadlines, [input_fd, write_fd])
             except OSError as exc:
                 zygote.alive = False  # a zygote we cannot talk to is restarted
                 self._kill_zygote(zygote)
@@ -413,7 +442,6 @@ class Pool:
                 on_start(job_id)
             max_bytes = int(limits["max_result_bytes"])
             sent = time.monotonic()
-            envelope = None
             with anyio.move_on_after(max_wall_s + 2 * self.kill_grace_s) as scope:
                 output, overflow = await self._read_output(
                     zygote, job_id, read_fd, max_bytes, ProgressLines(on_progress, on_line)
@@ -436,8 +464,7 @@ class Pool:
             raise
         finally:
             os.close(read_fd)
-            if pending.exited.is_set() or not (pending.answered or pending.abandoned):
-                zygote.pending.pop(job_id, None)
+            self._settle(zygote, job_id, pending, hand, envelope)
         if envelope is not None:
             return JobOutcome(
                 untrusted_output=output,
@@ -452,19 +479,70 @@ class Pool:
         return reaped_outcome(pending, output, overflow)
 
     def _deliver(
-        self, zygote: ZygoteLink, job: dict[str, Any], spec: str, deadlines: dict[str, float], fds: list[int]
+        self,
+        zygote: ZygoteLink,
+        job: dict[str, Any],
+        hand: _Hand,
+        deadlines: dict[str, float],
+        fds: list[int],
     ) -> None:
-        """Straight to an idle spare made for ``spec`` (then tell the zygote), else through the
-        zygote. Synchronous: no other job's hand-over or spec change can come in between."""
-        pid = None
+        """Straight to a resident child of ``hand.key`` or an idle spare made for ``hand.spec``
+        (then tell the zygote), else through the zygote. Synchronous: no other job's hand-over
+        or spec change can come in between. ``hand.sock``: the child's socket when it may serve
+        another job."""
+        taken: tuple[int, socket.socket | None] | None = None
         if job["kind"] in zygote.kinds:
-            pid = zygote.spares.hand_over(spec, json.dumps(job, separators=(",", ":")).encode(), fds)
-        if pid is None:
-            generation = zygote.spares.use_spec(spec)
-            zygote.send(job | deadlines | {"generation": generation}, fds)
+            payload = json.dumps(job, separators=(",", ":")).encode()
+            if hand.key is not None:
+                taken = zygote.residents.hand_over(hand.key, payload, fds)
+            if taken is None:
+                taken = zygote.spares.hand_over(hand.spec, payload, fds, keep=hand.key is not None)
+        if taken is None:
+            generation = zygote.spares.generation
+            if zygote.spares.use_spec(hand.spec) != generation:
+                zygote.residents.close()  # children of the old spec: never used again
+            zygote.send(job | deadlines | {"generation": zygote.spares.generation}, fds)
             return
+        pid, hand.sock = taken
         zygote.pending[job["id"]].pid = pid
         zygote.send({"op": "assigned", "id": job["id"], "pid": pid, **deadlines})
+
+    def _settle(
+        self, zygote: ZygoteLink, job_id: int, pending: Pending, hand: _Hand, envelope: dict[str, Any] | None
+    ) -> None:
+        """After the job: keep its child as a resident, or close its socket (it exits); forget
+        the job unless its exit report is still to come (to be logged)."""
+        if hand.sock is not None and self._keep_resident(zygote, job_id, pending, hand, envelope):
+            zygote.pending.pop(job_id, None)  # it lives on: no exit report comes for this job
+        elif pending.exited.is_set() or not (pending.answered or pending.abandoned):
+            zygote.pending.pop(job_id, None)
+
+    def _keep_resident(
+        self, zygote: ZygoteLink, job_id: int, pending: Pending, hand: _Hand, envelope: dict[str, Any] | None
+    ) -> bool:
+        """Keep the child of a job answered well as a resident of ``hand.key`` (and tell the
+        zygote), or close its socket (it exits). True if kept."""
+        sock, pid = hand.sock, pending.pid
+        assert sock is not None
+        hand.sock = None
+        answered_ok = envelope is not None and envelope.get("ok") is True and not pending.exited.is_set()
+        if (
+            not answered_ok
+            or hand.key is None
+            or pid is None
+            or not zygote.alive
+            or _grown(pid, zygote.process.pid, hand.memory_bytes // _RESIDENT_GROWTH_SHARE)
+        ):
+            sock.close()
+            return False
+        if not zygote.residents.keep(pid, hand.key, sock):
+            return False
+        try:
+            zygote.send({"op": "released", "id": job_id})
+        except OSError:
+            zygote.residents.close()
+            return False
+        return True
 
     def kill_now(self) -> None:
         """Kill the zygote (its children die with it); for an immediate exit."""
@@ -520,3 +598,19 @@ class Pool:
             self._send_kill(zygote, job_id)
             return b"", True
         return bytes(output.buffer), False
+
+
+def _address_space(pid: int) -> int | None:
+    """A process's address space in bytes (``/proc/PID/statm``), or None if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _grown(child_pid: int, zygote_pid: int, allowance: int) -> bool:
+    """The child's address space exceeds the zygote's by more than ``allowance`` (or either
+    cannot be read): it must not take another job."""
+    child, zygote = _address_space(child_pid), _address_space(zygote_pid)
+    return child is None or zygote is None or child - zygote > allowance

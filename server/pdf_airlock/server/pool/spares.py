@@ -18,6 +18,15 @@ Invariants:
   as before); a new spec closes every idle spare first, and a spare of an older generation is
   closed on arrival. The zygote kills its spares of an old generation when it sees the new one.
 - Closing a spare's socket discards it: an idle spare that reads EOF exits.
+
+Residents (opt-in, ``--documents-per-child`` > 1): a child whose spec allows several jobs keeps
+its socket open after its job (``pdf_airlock.worker.child``). The supervisor then keeps the
+socket of a child that answered well, under the key of the job's spec *and* its share (the
+client and the root of its document, ``pdf_airlock.server.calls``), and sends it the next job of
+that same key only; never a job of another client or root. A resident closes its own socket
+before its answer's EOF when it will not go on (its last document, a failed job), so a socket
+that has hung up by then is not kept. At most ``capacity`` residents are kept, oldest closed
+first; a new spec closes them all.
 """
 
 from __future__ import annotations
@@ -25,12 +34,13 @@ from __future__ import annotations
 import array
 import json
 import os
+import select
 import socket
 from typing import Any
 
 import structlog
 
-__all__ = ["Spares", "spec_key"]
+__all__ = ["Residents", "Spares", "spec_key"]
 
 log = structlog.get_logger("pdf_airlock.pool")
 
@@ -78,21 +88,23 @@ class Spares:
             return
         self._idle[pid] = sock
 
-    def hand_over(self, spec: str, payload: bytes, fds: list[int]) -> int | None:
-        """Send the job to an idle spare made for ``spec``; its pid, or None if none took it."""
+    def hand_over(
+        self, spec: str, payload: bytes, fds: list[int], *, keep: bool = False
+    ) -> tuple[int, socket.socket | None] | None:
+        """Send the job to an idle spare made for ``spec``: (its pid, its socket if ``keep``,
+        else None: closed), or None if none took it."""
         if spec != self._spec:
             return None
-        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
         while self._idle:
             pid = next(iter(self._idle))
             sock = self._idle.pop(pid)
-            try:
-                sock.sendmsg([payload], ancillary)
-            except OSError:  # it died idle (or its queue is somehow full): try the next one
+            if not _send_job(sock, payload, fds):  # it died idle (or its queue is somehow full)
+                sock.close()
                 continue
-            finally:
-                sock.close()  # the datagram stays queued for the spare; it reads it, then EOF
-            return pid
+            if keep:
+                return pid, sock
+            sock.close()  # the datagram stays queued for the spare; it reads it, then EOF
+            return pid, None
         return None
 
     def use_spec(self, spec: str) -> int:
@@ -107,5 +119,61 @@ class Spares:
     def close(self) -> None:
         """Discard every idle spare (each reads EOF and exits)."""
         for sock in self._idle.values():
+            sock.close()
+        self._idle.clear()
+
+
+def _send_job(sock: socket.socket, payload: bytes, fds: list[int]) -> bool:
+    """The job datagram with its fds, without blocking; False if the child cannot take it."""
+    try:
+        sock.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+    except OSError:
+        return False
+    return True
+
+
+def _hung_up(sock: socket.socket) -> bool:
+    """The child closed its end (it will take no other job), or the socket failed."""
+    poller = select.poll()
+    poller.register(sock, select.POLLHUP)
+    return any(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _fd, events in poller.poll(0))
+
+
+class Residents:
+    """Children between two jobs of one key (spec and share), oldest first, by pid."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._idle: dict[int, tuple[str, socket.socket]] = {}
+
+    def __len__(self) -> int:
+        return len(self._idle)
+
+    def hand_over(self, key: str, payload: bytes, fds: list[int]) -> tuple[int, socket.socket] | None:
+        """Send the job to a resident of ``key``: (its pid, its socket, still kept), or None."""
+        for pid, (their_key, sock) in list(self._idle.items()):
+            if their_key != key:
+                continue
+            del self._idle[pid]
+            if _send_job(sock, payload, fds):
+                return pid, sock
+            sock.close()  # it exited between jobs
+        return None
+
+    def keep(self, pid: int, key: str, sock: socket.socket) -> bool:
+        """Keep a child that answered its job for the next job of ``key``; False (and the socket
+        closed) if it hung up, so will take no other."""
+        if self.capacity < 1 or _hung_up(sock):
+            sock.close()
+            return False
+        while len(self._idle) >= self.capacity:
+            _key, oldest = self._idle.pop(next(iter(self._idle)))
+            oldest.close()
+        self._idle[pid] = (key, sock)
+        return True
+
+    def close(self) -> None:
+        """Discard every resident (each reads EOF and exits)."""
+        for _key, sock in self._idle.values():
             sock.close()
         self._idle.clear()

@@ -28,7 +28,7 @@ import structlog
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.child_output import JobOutcome, exit_summary
-from pdf_airlock.server.pool.spares import Spares
+from pdf_airlock.server.pool.spares import Residents, Spares
 
 __all__ = ["NotDelivered", "Pending", "ZygoteLink", "reaped_outcome"]
 
@@ -63,6 +63,7 @@ class ZygoteLink:
     ready: anyio.Event = field(default_factory=anyio.Event)
     pending: dict[int, Pending] = field(default_factory=dict)
     spares: Spares = field(default_factory=Spares)
+    residents: Residents = field(default_factory=lambda: Residents(0))  # capacity set by the pool
     kinds: frozenset[str] = frozenset()  # the job kinds it runs, from ``ready``
     layers: dict[str, Any] = field(default_factory=dict)
     alive: bool = True
@@ -123,6 +124,7 @@ class ZygoteLink:
             pending.failure = reason
             pending.exited.set()
         self.spares.close()
+        self.residents.close()
         self.sock.close()
         return sum(1 for pending in self.pending.values() if not (pending.answered or pending.abandoned))
 

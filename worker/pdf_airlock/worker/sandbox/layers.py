@@ -62,13 +62,16 @@ class SandboxError(Exception):
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Per-job resource budget, chosen by the supervisor. ``nice``: the child's scheduling
-    niceness (0-19): untrusted parsing yields the CPU to the supervisor and its client."""
+    niceness (0-19): untrusted parsing yields the CPU to the supervisor and its client.
+    ``documents``: how many jobs one child may serve (``pdf_airlock.worker.child``); 1, a fresh
+    child per document, unless the supervisor's ``--documents-per-child`` allows more."""
 
     memory_bytes: int
     cpu_seconds: int
     max_input_bytes: int
     max_result_bytes: int
     nice: int = 0
+    documents: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,7 @@ class SandboxPolicy:
     namespaces_unavailable: str | None = None
     landlock_abi: int = 0
     seccomp: CompiledFilter | None = None
+    seccomp_renewing_cpu: CompiledFilter | None = None  # for a child serving several jobs
     seccomp_unavailable: str | None = None
 
     @classmethod
@@ -114,10 +118,11 @@ def _landlock(policy: SandboxPolicy) -> str:
     return f"active: ABI {policy.landlock_abi}, denies " + ", ".join(covered)
 
 
-def _seccomp(policy: SandboxPolicy) -> str:
-    if policy.seccomp is None:
+def _seccomp(policy: SandboxPolicy, limits: Limits) -> str:
+    compiled = policy.seccomp_renewing_cpu if limits.documents > 1 else policy.seccomp
+    if compiled is None:
         return f"unavailable: {policy.seccomp_unavailable or 'not compiled'}"
-    policy.seccomp.load()
+    compiled.load()
     return "active: allowlist, kill by default"
 
 
@@ -145,7 +150,7 @@ def enter_sandbox(
         ("rlimits", lambda: apply_rlimits(limits, address_space)),
         ("no_new_privs", no_new_privs),
         ("landlock", lambda: _landlock(policy)),
-        ("seccomp", lambda: _seccomp(policy)),
+        ("seccomp", lambda: _seccomp(policy, limits)),
     )
     for name, apply in steps:
         if name in policy.skip and name not in policy.require:

@@ -21,9 +21,12 @@ unavailable rather than guessing syscall numbers):
     none (pypdfium2 gets the document as bytes, not through a file-access callback), and none
     is preallocated in the zygote, whose free closures would be writable and executable pages
     in every child.
-  - ``prlimit64`` only as a read (new limit NULL) of the child's own limits (pid 0, what
-    glibc's getrlimit passes): any other pid would tell existing pids (EPERM) from free ones
-    (ESRCH).
+  - ``prlimit64`` only on the child's own limits (pid 0, what glibc's getrlimit and
+    setrlimit pass: any other pid would tell existing pids (EPERM) from free ones (ESRCH)), and
+    only as a read (new limit NULL). A child allowed to serve several jobs of one input
+    (``Limits.documents`` > 1, off by default) gets a variant that also allows a write of its
+    RLIMIT_CPU: it moves its soft CPU limit up by one budget per job, under the hard limit set
+    before the filter (``pdf_airlock.worker.sandbox.rlimits.renew_cpu``).
   - ``tgkill``/``tkill`` only to the child itself (abort() raises SIGABRT this way); the pid is
     patched into the compiled program in each child.
   - ``recvmsg`` only on the spare socket's fd number (the pre-forked child is sandboxed before
@@ -93,7 +96,7 @@ EACCES_CALLS: Final = (
 CONDITIONAL: Final = {
     "mmap": "without PROT_EXEC",
     "mprotect": "without PROT_EXEC",
-    "prlimit64": "read-only, own (pid 0)",
+    "prlimit64": "read-only, own (pid 0); RLIMIT_CPU writes too with --documents-per-child > 1",
     "tgkill": "self only",
     "tkill": "self only",
     "ioctl": "ENOTTY",
@@ -101,6 +104,7 @@ CONDITIONAL: Final = {
     "prctl": "PR_SET_NAME only",
 }
 _PR_SET_NAME: Final = 15
+_RLIMIT_CPU: Final = 0  # <sys/resource.h>
 _PROT_EXEC: Final = 0x4  # <sys/mman.h>
 
 _AUDIT_ARCH_X86_64: Final = 0xC000003E
@@ -116,6 +120,7 @@ _RET_K: Final = 0x06
 _OFF_NR: Final = 0
 _OFF_ARCH: Final = 4
 _OFF_ARG0_LO: Final = 16
+_OFF_ARG1_LO: Final = 24
 _OFF_ARG2_LO: Final = 32
 _OFF_ARG2_HI: Final = 36
 _PID_PLACEHOLDER: Final = 0xFFFFFFFF
@@ -150,7 +155,7 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def _program(recv_fd: int) -> tuple[list[_Insn], dict[str, int]]:
+def _program(recv_fd: int, *, renew_cpu: bool) -> tuple[list[_Insn], dict[str, int]]:
     insns: list[_Insn] = []
     labels: dict[str, int] = {}
 
@@ -187,12 +192,20 @@ def _program(recv_fd: int) -> tuple[list[_Insn], dict[str, int]]:
     emit(_LD_W_ABS, _OFF_ARG2_LO)  # prot: PROT_EXEC is a bit of its low word
     emit(_JSET_K, _PROT_EXEC, "kill", "allow")
     label("prlimit")
-    emit(_LD_W_ABS, _OFF_ARG0_LO)  # the pid is a 32-bit pid_t; 0 means the caller
-    emit(_JEQ_K, 0, None, "kill")
-    emit(_LD_W_ABS, _OFF_ARG2_LO)
-    emit(_JEQ_K, 0, None, "kill")
-    emit(_LD_W_ABS, _OFF_ARG2_HI)
-    emit(_JEQ_K, 0, "allow", "kill")
+    write = "cpu_limit" if renew_cpu else "kill"
+    for code, k, jt, jf in (
+        (_LD_W_ABS, _OFF_ARG0_LO, None, None),  # the pid is a 32-bit pid_t; 0 means the caller
+        (_JEQ_K, 0, None, "kill"),
+        (_LD_W_ABS, _OFF_ARG2_LO, None, None),  # the new limit: NULL for a read
+        (_JEQ_K, 0, None, write),
+        (_LD_W_ABS, _OFF_ARG2_HI, None, None),
+        (_JEQ_K, 0, "allow", write),
+    ):
+        emit(code, k, jt, jf)
+    if renew_cpu:
+        label("cpu_limit")  # a write: RLIMIT_CPU only (a child serving several jobs renews its budget)
+        emit(_LD_W_ABS, _OFF_ARG1_LO)  # the resource is a 32-bit unsigned int
+        emit(_JEQ_K, _RLIMIT_CPU, "allow", "kill")
     label("self_signal")
     emit(_LD_W_ABS, _OFF_ARG0_LO)
     emit(_JEQ_K, _PID_PLACEHOLDER, "allow", "kill")
@@ -233,9 +246,11 @@ class CompiledFilter:
             raise OSError(err, f"seccomp filter refused: {os.strerror(err)}")
 
 
-def compile_filter(recv_fd: int) -> CompiledFilter:
-    """Assemble the program; ``recv_fd`` is the one fd number on which recvmsg is allowed."""
-    insns, labels = _program(recv_fd)
+def compile_filter(recv_fd: int, *, renew_cpu: bool = False) -> CompiledFilter:
+    """Assemble the program; ``recv_fd`` is the one fd number on which recvmsg is allowed;
+    ``renew_cpu`` also allows the child to set its own RLIMIT_CPU (a child that serves several
+    jobs, ``Limits.documents`` > 1)."""
+    insns, labels = _program(recv_fd, renew_cpu=renew_cpu)
     program = (_SockFilter * len(insns))()
     pid_slots = []
     for index, (code, jt, jf, k) in enumerate(insns):

@@ -2,16 +2,20 @@
 
 Reachable only with the zygote's test hook (``PDF_AIRLOCK_TEST_HOOKS=1``), like ``escape``. Each
 mode breaks the result protocol in one way; the supervisor must map each to the right error
-code and keep serving.
+code and keep serving. The ``ANSWERING`` modes answer instead, and leave state behind or use
+CPU and memory, for the tests of children that serve several jobs (``--documents-per-child``).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any, Final, NoReturn
 
-__all__ = ["MODES", "run"]
+from pdf_airlock.worker.contract import WorkerError
+
+__all__ = ["ANSWERING", "MODES", "run"]
 
 _RESULT_FD: Final = 4
 
@@ -63,6 +67,44 @@ def _exit_nonzero() -> NoReturn:
     os._exit(3)
 
 
+# Modes that answer (a result or a typed error) and leave the child able to take another job
+# (``--documents-per-child``): what one job leaves behind, and what the next one sees of it.
+_left_behind: dict[str, Any] = {}
+_held: list[bytearray] = []
+
+
+def _remember(args: dict[str, Any]) -> dict[str, Any]:
+    """Keep ``value`` for the next job of this child; answer with what the last one kept."""
+    seen = _left_behind.get("value")
+    _left_behind["value"] = args.get("value")
+    return {"pid": os.getpid(), "seen": seen}
+
+
+def _spin_cpu(args: dict[str, Any]) -> dict[str, Any]:
+    """Use ``cpu_s`` seconds of this process's CPU."""
+    until = time.process_time() + float(args["cpu_s"])
+    while time.process_time() < until:
+        pass
+    return {"pid": os.getpid()}
+
+
+def _hold_memory(args: dict[str, Any]) -> dict[str, Any]:
+    """Keep ``mb`` MiB allocated (and touched) after the job."""
+    _held.append(bytearray(int(args["mb"]) << 20))
+    return {"pid": os.getpid()}
+
+
+def _typed_error(_args: dict[str, Any]) -> dict[str, Any]:
+    raise WorkerError("malformed", "a typed failure on purpose")
+
+
+ANSWERING: Final = {
+    "remember": _remember,
+    "spin_cpu": _spin_cpu,
+    "hold_memory": _hold_memory,
+    "typed_error": _typed_error,
+}
+
 MODES: Final = {
     "garbage": _garbage,
     "truncated": _truncated,
@@ -76,5 +118,8 @@ MODES: Final = {
 
 
 def run(_data: bytes, args: dict[str, Any]) -> dict[str, Any]:
-    MODES[str(args["mode"])]()
+    mode = str(args["mode"])
+    if mode in ANSWERING:
+        return ANSWERING[mode](args)
+    MODES[mode]()
     return {}

@@ -1,0 +1,205 @@
+"""``--documents-per-child``: one sandboxed child serving several jobs of one share (a client
+and a root), with the real zygote, real children and the real sandbox.
+
+What the tests pin down: jobs of one share reuse a child up to the limit and only then fork
+another; jobs of two shares never meet in one child (what one leaves behind, the other never
+sees); a failed job, a child whose memory grew too much, and the default of one document per
+child all mean a fresh child; each job gets a whole CPU budget of its own; and a batch read
+with children shared gives the same lines as one with a child per document.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.sandbox import seccomp
+
+pytestmark = pytest.mark.anyio
+
+LIMITS = {
+    "memory_bytes": 512 << 20,
+    "cpu_seconds": 2,
+    "max_input_bytes": 1 << 20,
+    "max_result_bytes": 1 << 20,
+}
+DEADLINE_S = 20.0
+BATCH = (sys.executable, "-m", "pdf_airlock.server", "batch", "pdf_read")
+
+
+@pytest.fixture(autouse=True)
+def _hooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PDF_AIRLOCK_TEST_HOOKS", "1")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def fault(pool: Pool, documents: int, share: str | None, **args: Any) -> dict[str, Any]:
+    """One ``fault`` job in an answering mode; its result, or the ToolError it ends in."""
+    limits = LIMITS | {"documents": documents}
+    fd = os.memfd_create("shared-test", os.MFD_CLOEXEC)
+    try:
+        outcome = await pool.run("fault", args, fd, limits=limits, deadline_s=DEADLINE_S, share=share)
+    finally:
+        os.close(fd)
+    return classify(outcome, limits["memory_bytes"], DEADLINE_S)
+
+
+async def test_one_share_reuses_a_child_up_to_the_limit() -> None:
+    async with Pool(1, 4, 60, 1) as pool:
+        answers = [await fault(pool, 3, "client\n/root", mode="remember", value=n) for n in range(7)]
+    pids = [answer["pid"] for answer in answers]
+    # The first job goes through the zygote (no spare made for its spec yet): a child of its own.
+    assert pids[1] == pids[2] == pids[3] != pids[4] == pids[5] == pids[6]
+    assert len({pids[0], pids[1], pids[4]}) == 3
+    # Within one child the next job sees what the last one left: what sharing means.
+    assert [answer["seen"] for answer in answers[1:]] == [None, 1, 2, None, 4, 5]
+
+
+async def test_two_shares_never_meet_in_one_child() -> None:
+    shares = ["client\n/root-a", "client\n/root-b", "other-client\n/root-a"]
+    seen: dict[str, list[Any]] = {share: [] for share in shares}
+    pids: dict[str, set[int]] = {share: set() for share in shares}
+    async with Pool(len(shares), 4, 60, 1) as pool:  # room for a resident child of each share
+        for round_number in range(4):
+            for share in shares:
+                answer = await fault(pool, 10, share, mode="remember", value=f"{share}:{round_number}")
+                seen[share].append(answer["seen"])
+                pids[share].add(answer["pid"])
+    for share in shares:
+        assert all(value is None or value.startswith(f"{share}:") for value in seen[share]), seen
+    assert not (pids[shares[0]] & pids[shares[1]] or pids[shares[0]] & pids[shares[2]])
+    assert not pids[shares[1]] & pids[shares[2]]
+    assert sum(value is not None for values in seen.values() for value in values) >= 6  # it did reuse
+
+
+async def test_without_a_share_or_by_default_each_job_has_a_fresh_child() -> None:
+    async with Pool(1, 4, 60, 1) as pool:
+        unshared = [await fault(pool, 5, None, mode="remember", value=n) for n in range(3)]
+        default = [await fault(pool, 1, "client\n/root", mode="remember", value=n) for n in range(3)]
+    for answers in (unshared, default):
+        assert len({answer["pid"] for answer in answers}) == 3
+        assert all(answer["seen"] is None for answer in answers)
+
+
+async def test_a_failed_job_retires_its_child() -> None:
+    share = "client\n/root"
+    async with Pool(1, 4, 60, 1) as pool:
+        await fault(pool, 10, share, mode="remember", value="zeroth")  # through the zygote: alone
+        await fault(pool, 10, share, mode="remember", value="first")
+        before = await fault(pool, 10, share, mode="remember", value="second")
+        with pytest.raises(ToolError) as failed:
+            await fault(pool, 10, share, mode="typed_error")
+        after = await fault(pool, 10, share, mode="remember", value="third")
+    assert failed.value.code == "malformed"
+    assert before["seen"] == "first"
+    assert after["seen"] is None and after["pid"] != before["pid"]
+
+
+async def test_a_child_that_grew_too_much_is_not_kept() -> None:
+    """Over a quarter of the memory budget held past its job: the next job gets a fresh child."""
+    share = "client\n/root"
+    async with Pool(1, 4, 60, 1) as pool:
+        await fault(pool, 10, share, mode="remember", value=0)
+        small = await fault(pool, 10, share, mode="hold_memory", mb=8)
+        reused = await fault(pool, 10, share, mode="hold_memory", mb=LIMITS["memory_bytes"] // 3 >> 20)
+        fresh = await fault(pool, 10, share, mode="remember", value=1)
+    assert small["pid"] == reused["pid"] != fresh["pid"]
+    assert fresh["seen"] is None
+
+
+async def test_each_job_of_a_shared_child_has_its_own_cpu_budget() -> None:
+    """Three jobs of 60% of the budget each on one child: over the budget together, each within
+    it. A job past the budget on its own is still ``cpu_limit``."""
+    share = "client\n/root"
+    spin = LIMITS["cpu_seconds"] * 0.6
+    async with Pool(1, 4, 60, 1) as pool:
+        await fault(pool, 10, share, mode="remember", value=0)
+        answers = [await fault(pool, 10, share, mode="spin_cpu", cpu_s=spin) for _ in range(3)]
+        with pytest.raises(ToolError) as over:
+            await fault(pool, 10, share, mode="spin_cpu", cpu_s=LIMITS["cpu_seconds"] * 1.6)
+    assert len({answer["pid"] for answer in answers}) == 1
+    assert over.value.code == "cpu_limit"
+
+
+NULL, SOME_POINTER, RLIMIT_CPU, RLIMIT_AS = 0, 0x7FFF0000, 0, 9
+PRLIMIT64 = 302
+
+
+@pytest.mark.parametrize(
+    ("renew_cpu", "args", "allowed"),
+    [
+        (False, (0, RLIMIT_CPU, SOME_POINTER, NULL), False),
+        (True, (0, RLIMIT_CPU, SOME_POINTER, NULL), True),
+        (True, (0, RLIMIT_AS, SOME_POINTER, NULL), False),
+        (True, (1, RLIMIT_CPU, SOME_POINTER, NULL), False),
+        (True, (0, RLIMIT_AS, NULL, SOME_POINTER), True),
+    ],
+)
+def test_only_a_sharing_child_may_set_its_cpu_limit(
+    renew_cpu: bool, args: tuple[int, ...], allowed: bool
+) -> None:
+    from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide
+
+    program = seccomp.compile_filter(5, renew_cpu=renew_cpu).program
+    assert _decide(program, PRLIMIT64, args) == (RET_ALLOW if allowed else RET_KILL_PROCESS)
+
+
+def _batch(docs: Path, out: Path, *extra: str) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [
+            *BATCH,
+            str(docs),
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+            "--progress",
+            "none",
+            "--cache-mb",
+            "0",
+            "--documents-may-fail",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda line: line["path"])
+    for line in lines:  # a failure's details measure the run (peak memory), not the document
+        line.get("error", {}).pop("details", None)
+    return lines
+
+
+def test_batch_reads_the_same_with_shared_children(docs: Path, tmp_path: Path) -> None:
+    fresh = _batch(docs, tmp_path / "fresh.jsonl")
+    shared = _batch(docs, tmp_path / "shared.jsonl", "--documents-per-child", "4")
+    assert sum(line["ok"] for line in fresh) >= 4
+    assert shared == fresh
+
+
+@pytest.mark.parametrize("value", ["0", "1001"])
+def test_documents_per_child_out_of_range_is_a_usage_error(docs: Path, tmp_path: Path, value: str) -> None:
+    done = subprocess.run(
+        [*BATCH, str(docs), "--out", str(tmp_path / "x.jsonl"), "--documents-per-child", value],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "--documents-per-child must be between 1 and 1000" in done.stderr
