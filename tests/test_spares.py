@@ -193,7 +193,7 @@ def test_spare_socket_is_write_only_and_of_the_current_generation() -> None:
     read_fd, write_fd = os.pipe()
     try:
         assert spares.hand_over(spec_key(LIMITS, {"skip": ["seccomp"]}), b"{}", [read_fd, write_fd]) is None
-        assert spares.hand_over(SPEC, b'{"op":"job"}', [read_fd, write_fd]) == 101
+        assert spares.hand_over(SPEC, b'{"op":"job"}', [read_fd, write_fd]) == (101, None)
         data, ancdata, _flags, _addr = spare_end.recvmsg(64, socket.CMSG_SPACE(8))
         assert data == b'{"op":"job"}' and len(ancdata) == 1
         for fd in memoryview(ancdata[0][2]).cast("i"):
@@ -217,7 +217,7 @@ def test_hand_over_skips_a_spare_that_died_and_a_new_spec_drops_them_all() -> No
     peers[0].close()  # died idle
     read_fd, write_fd = os.pipe()
     try:
-        assert spares.hand_over(SPEC, b"{}", [read_fd, write_fd]) == 202
+        assert spares.hand_over(SPEC, b"{}", [read_fd, write_fd]) == (202, None)
     finally:
         os.close(read_fd)
         os.close(write_fd)
