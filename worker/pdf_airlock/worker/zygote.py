@@ -27,6 +27,12 @@ current spec) differ from the spares', every idle spare is killed first. A spare
 one job; a replacement is forked off the critical path: right after a hand-over when no other
 spare is idle, else once the running jobs have exited.
 
+Residents (``--documents-per-child`` > 1, opt-in): a child whose limits allow several jobs keeps
+its socket after a job (``pdf_airlock.worker.child``), and the supervisor may keep it for the
+next job of the same client and root. It then sends ``released``: the child's deadline stops and
+it waits, untracked, as a resident; a later ``assigned`` naming it starts the next job's
+deadline as for a spare. A resident reaped between jobs is remembered like a reaped spare.
+
 ``cold`` (``batch``: CPU per document, not the latency of one call) forks spares without the
 warm-up parse and without the heap kept for the job (``pdf_airlock.worker.child``): both move
 first-touch costs off a call's critical path, and both cost CPU that a job which finds its
