@@ -403,17 +403,7 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
             "",
             "Before (`--before`, the checkout this branch started from) -> now: " + "; ".join(changes) + ".",
         ]
-    per_core = {pages: MS / median(samples[f"batch {pages}p"]) for pages in PAGES}
-    hours = {pages: BIG_RUN * median(samples[f"batch {pages}p"]) / MS / HOUR_S for pages in PAGES}
-    lines += [
-        "",
-        "Documents per second per core, from the `batch` rows (one core's second divided by a "
-        "document's CPU): " + ", ".join(f"{pages}-page {rate:.0f}" for pages, rate in per_core.items()) + ".",
-        f"A run over {BIG_RUN:,} documents (docs/pipelines.md, the throughput model) then costs "
-        + ", ".join(f"{hours[pages]:,.0f} core-hours of {pages}-page documents" for pages in PAGES)
-        + ", plus each shard's start-up (a zygote's warm-up, well under a core-second) and the "
-        "pods' idle share.",
-    ]
+    lines += ["", *_throughput(samples)]
     lines += [
         "",
         "| target (issue #27) | one child per document (default) | met "
@@ -465,6 +455,30 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
             f"{per_document * BIG_RUN / 1e9:.1f} GB for {BIG_RUN:,} documents."
         )
     return "\n".join(lines)
+
+
+def _throughput(samples: dict[str, list[dict[str, float]]]) -> list[str]:
+    """Documents per second per core and the core-hours of a big run, from the ``batch`` rows
+    (a child per document) and the shared rows where measured."""
+    modes = [("batch", "a child per document")]
+    if all(f"shared {pages}p" in samples for pages in PAGES):
+        modes.append(("shared", f"`--documents-per-child {SHARED}`"))
+    rates, costs = [], []
+    for row, label in modes:
+        per_core = ", ".join(f"{pages}-page {MS / median(samples[f'{row} {pages}p']):.0f}" for pages in PAGES)
+        hours = ", ".join(
+            f"{BIG_RUN * median(samples[f'{row} {pages}p']) / MS / HOUR_S:,.0f} of {pages}-page documents"
+            for pages in PAGES
+        )
+        rates.append(f"{label}: {per_core}")
+        costs.append(f"{label}: {hours}")
+    return [
+        "Documents per second per core, from the `batch` rows (one core's second divided by a "
+        "document's CPU): " + "; ".join(rates) + ".",
+        f"A run over {BIG_RUN:,} documents (docs/pipelines.md, the throughput model) then costs, in "
+        "core-hours, " + "; ".join(costs) + ", plus each shard's start-up (a zygote's warm-up, well "
+        "under a core-second) and the pods' idle share.",
+    ]
 
 
 def _target_rows(samples: dict[str, list[dict[str, float]]]) -> list[str]:
