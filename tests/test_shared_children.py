@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide, needs_landlock
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
@@ -152,6 +153,34 @@ async def test_each_job_of_a_shared_child_has_its_own_cpu_budget() -> None:
     assert over.value.code == "cpu_limit"
 
 
+@needs_landlock
+@pytest.mark.parametrize(
+    ("attempt", "expected"),
+    [
+        ("raise_cpu_rlimit", "ValueError"),  # seccomp lets it through; the kernel's hard limit holds
+        ("prlimit_zygote", "sandbox_violation"),
+        ("open_etc_passwd", "EACCES"),
+        ("execve_sh", "sandbox_violation"),
+    ],
+)
+async def test_a_sharing_child_keeps_its_sandbox(attempt: str, expected: str) -> None:
+    limits = LIMITS | {"documents": 5}
+    async with Pool(1, 4, 60, 1) as pool:
+        fd = os.memfd_create("escape", os.MFD_CLOEXEC)
+        try:
+            outcome = await pool.run(
+                "escape", {"attempt": attempt}, fd, limits=limits, deadline_s=DEADLINE_S, share="c\n/r"
+            )
+        finally:
+            os.close(fd)
+        try:
+            untrusted = classify(outcome, limits["memory_bytes"], DEADLINE_S)
+        except ToolError as error:
+            assert error.code == expected
+            return
+    assert untrusted["outcome"] == "denied" and untrusted["errno"] == expected, untrusted
+
+
 NULL, SOME_POINTER, RLIMIT_CPU, RLIMIT_AS = 0, 0x7FFF0000, 0, 9
 PRLIMIT64 = 302
 
@@ -169,8 +198,6 @@ PRLIMIT64 = 302
 def test_only_a_sharing_child_may_set_its_cpu_limit(
     renew_cpu: bool, args: tuple[int, ...], allowed: bool
 ) -> None:
-    from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide
-
     program = seccomp.compile_filter(5, renew_cpu=renew_cpu).program
     assert _decide(program, PRLIMIT64, args) == (RET_ALLOW if allowed else RET_KILL_PROCESS)
 
