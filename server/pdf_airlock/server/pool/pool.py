@@ -22,9 +22,9 @@ Invariants:
   deadline, kill, reap, exit report.
 - With ``--documents-per-child`` > 1 (opt-in), a job that comes with a ``share`` (its client
   and root, ``pdf_airlock.server.calls``) goes first to a resident child of the same spec and
-  share (``pdf_airlock.server.pool.spares.Residents``); a child that answered well, has not hung
-  up and has not grown its address space by more than a quarter of the memory budget over the
-  zygote's is kept as such a resident (the zygote is told ``released``: no deadline while it
+  share (``pdf_airlock.server.pool.spares.Residents``); a child that answered well and has not
+  grown its address space by more than a quarter of the memory budget over the zygote's is kept
+  as such a resident (the zygote is told ``released``: no deadline while it
   waits), else its socket is closed and it exits.
 - If the zygote dies, every job it had acknowledged (``started``) fails with
   ``worker_unavailable``, a job it had not is sent again once, and a new zygote is started with

@@ -24,9 +24,10 @@ its socket open after its job (``pdf_airlock.worker.child``). The supervisor the
 socket of a child that answered well, under the key of the job's spec *and* its share (the
 client and the root of its document, ``pdf_airlock.server.calls``), and sends it the next job of
 that same key only; never a job of another client or root. A resident closes its own socket
-before its answer's EOF when it will not go on (its last document, a failed job), so a socket
-that has hung up by then is not kept. At most ``capacity`` residents are kept, oldest closed
-first; a new spec closes them all.
+before its answer's EOF when it will not go on (its last document, a failed job), so a send to
+it fails at once (EPIPE) and the job goes to the next resident or a spare; no job is ever queued
+for a child that will not read it. At most ``capacity`` residents are kept, oldest closed first;
+a new spec closes them all.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from __future__ import annotations
 import array
 import json
 import os
-import select
 import socket
 from typing import Any
 
@@ -132,13 +132,6 @@ def _send_job(sock: socket.socket, payload: bytes, fds: list[int]) -> bool:
     return True
 
 
-def _hung_up(sock: socket.socket) -> bool:
-    """The child closed its end (it will take no other job), or the socket failed."""
-    poller = select.poll()
-    poller.register(sock, select.POLLHUP)
-    return any(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _fd, events in poller.poll(0))
-
-
 class Residents:
     """Children between two jobs of one key (spec and share), oldest first, by pid."""
 
@@ -162,8 +155,9 @@ class Residents:
 
     def keep(self, pid: int, key: str, sock: socket.socket) -> bool:
         """Keep a child that answered its job for the next job of ``key``; False (and the socket
-        closed) if it hung up, so will take no other."""
-        if self.capacity < 1 or _hung_up(sock):
+        closed) without room. A child that will take no other job has hung up already (before
+        its answer was complete): the next job's send to it fails, and that job goes elsewhere."""
+        if self.capacity < 1:
             sock.close()
             return False
         while len(self._idle) >= self.capacity:
