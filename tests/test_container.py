@@ -239,6 +239,24 @@ def test_batch_in_the_container(shared: Path, tmp_path: Path) -> None:
     assert again.returncode == 1 and done["outcomes"] == {"skipped": 6, "not_a_file": 1, "path_denied": 1}
 
 
+def test_shared_children_in_the_container(shared: Path, tmp_path: Path) -> None:
+    """``--documents-per-child`` under the production flags and the profile (the supervisor's
+    hand-over to a resident child, the child's RLIMIT_CPU renewal): the same lines as a child
+    per document."""
+    out = owned_by_the_image(tmp_path / "out")
+    lines = {}
+    for name, extra in (("fresh", []), ("shared", ["--documents-per-child", "10"])):
+        command = ["docker", *production_flags(shared, f"{out}:/out"), "batch", "pdf_read", "/data"]
+        command += ["--out", f"/out/{name}.jsonl", "--timeout", "3", "--memory-mb", "256", *extra]
+        assert _run(command, 300).returncode == 1  # the hostile documents fail, typed
+        read = [json.loads(line) for line in (out / f"{name}.jsonl").read_text().splitlines()]
+        for line in read:  # a failure's details measure the run (peak memory), not the document
+            line.get("error", {}).pop("details", None)
+        lines[name] = sorted(read, key=lambda line: line["path"])
+    assert lines["shared"] == lines["fresh"]
+    assert sum(line["ok"] for line in lines["fresh"]) >= 3
+
+
 def test_cache_dir_in_the_container(shared: Path, tmp_path: Path) -> None:
     """``--cache-dir`` and ``--cache-key-file`` side by side on a writable mount: one container
     makes the directory, the key file and the entry (temporary file, rename), the next reads the
