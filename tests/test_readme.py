@@ -213,7 +213,7 @@ def test_call_example_runs_as_shown(example: Example) -> None:
 
 
 # The flags of the documented batch examples that take a value (not an input to make).
-VALUED_FLAGS = ("--out", "--chunks", "--jobs", "--json", "--root", "--shard")
+VALUED_FLAGS = ("--out", "--chunks", "--jobs", "--json", "--root", "--shard", "--documents-per-child")
 
 
 def _inputs(argv: list[str], folder: Path) -> list[str]:
