@@ -34,6 +34,7 @@ from starlette.types import ASGIApp
 from pdf_airlock.server.calls import App
 from pdf_airlock.server.http.auth import AuthMiddleware, JwtVerifier
 from pdf_airlock.server.http.calls import HttpCalls
+from pdf_airlock.server.http.events import EventBudget
 from pdf_airlock.server.http.guards import ATTACHMENTS_SCOPE, BodyGuard, OriginGuard
 from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
@@ -86,6 +87,8 @@ def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, m
         max_request_body_size=options.max_body_bytes,
         session_idle_timeout=options.session_idle_s,
     )
+    if options.resume_buffer_bytes > 0:
+        manager.event_budget = EventBudget(options.resume_buffer_bytes)
     routes: list[BaseRoute] = []
     metadata_url: str | None = None
     if options.auth is not None:

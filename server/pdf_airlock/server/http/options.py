@@ -51,6 +51,7 @@ class HttpOptions:
     max_body_bytes: int
     policy_file: Path | None
     session_idle_s: float = SESSION_IDLE_S
+    resume_buffer_bytes: int = 0  # 0: no resumable streams (``pdf_airlock.server.http.events``)
 
 
 def _env(name: str, default: str = "") -> str:
@@ -89,6 +90,13 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
         help="largest request body (default: room for --max-file-mb inline as base64)",
     )
     group.add_argument(
+        "--resume-buffer-mb",
+        type=float,
+        default=float(_env("RESUME_BUFFER_MB", "0")),
+        help="memory for the events of resumable streams, all sessions together (default 0: off; "
+        "answers are then plain JSON when they can be)",
+    )
+    group.add_argument(
         "--policy", type=Path, default=Path(_env("POLICY")) if _env("POLICY") else None, help="policy TOML"
     )
 
@@ -122,6 +130,8 @@ def http_options(ns: argparse.Namespace, default_max_body: int) -> HttpOptions:
     if ns.max_body_mb < 0:
         raise UsageError("--max-body-mb must be positive")
     max_body = int(ns.max_body_mb * _MIB) if ns.max_body_mb > 0 else default_max_body
+    if ns.resume_buffer_mb < 0:
+        raise UsageError("--resume-buffer-mb must not be negative")
     return HttpOptions(
         host=ns.host,
         port=ns.port,
@@ -130,4 +140,5 @@ def http_options(ns: argparse.Namespace, default_max_body: int) -> HttpOptions:
         allowed_origins=frozenset(origin.strip().rstrip("/") for origin in origins),
         max_body_bytes=max_body,
         policy_file=ns.policy,
+        resume_buffer_bytes=int(ns.resume_buffer_mb * _MIB),
     )

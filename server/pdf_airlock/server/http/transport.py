@@ -55,6 +55,8 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from pdf_airlock.server.http.events import EventBudget, SessionEvents
+
 __all__ = ["JSON_HOLD_S", "LazyJsonTransport", "SessionManager"]
 
 logger = logging.getLogger(__name__)
@@ -164,7 +166,11 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
 
 
 class SessionManager(StreamableHTTPSessionManager):
-    """The SDK's session manager with ``LazyJsonTransport`` sessions."""
+    """The SDK's session manager with ``LazyJsonTransport`` sessions. With ``event_budget`` set
+    (``--resume-buffer-mb``), each session gets an event store of its own under that budget
+    (``pdf_airlock.server.http.events``): its streams are resumable, and only by itself."""
+
+    event_budget: EventBudget | None = None
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
@@ -172,7 +178,7 @@ class SessionManager(StreamableHTTPSessionManager):
         transport = LazyJsonTransport(
             mcp_session_id=uuid4().hex,
             is_json_response_enabled=self.json_response,
-            event_store=self.event_store,
+            event_store=SessionEvents(self.event_budget) if self.event_budget is not None else None,
             security_settings=self.security_settings,
             retry_interval=self.retry_interval,
             idle_timeout=self.session_idle_timeout,
