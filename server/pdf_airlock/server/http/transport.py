@@ -39,6 +39,7 @@ The SDK's private methods overridden or called here, all of ``StreamableHTTPServ
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from functools import partial
@@ -197,21 +198,23 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
         key = coerce_request_id(call.request_id)
         running = self._direct_calls[key] = _Running()
         answer: JSONRPCResponse | JSONRPCError | None = None
+        # A bare asyncio task, not an anyio task group: uvicorn runs on asyncio, and a group's
+        # start and cancellation cost more server CPU than the rest of the route (the direct
+        # row of bench/http_load.py). It only ever cancels ``running.scope``.
+        watcher = asyncio.get_running_loop().create_task(self._watch_client(receive, running))
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._watch_client, receive, running)
-                with running.scope:
-                    try:
-                        result = await call.run(request)
-                        answer = JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=result)
-                    except Exception as exc:  # what the SDK's dispatcher answers for a handler's raise
-                        error = handler_exception_to_error_data(exc)
-                        if error is None:
-                            logger.exception("handler for 'tools/call' raised")
-                            error = ErrorData(code=0, message=str(exc))
-                        answer = JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error)
-                tg.cancel_scope.cancel()
+            with running.scope:
+                try:
+                    result = await call.run(request)
+                    answer = JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=result)
+                except Exception as exc:  # what the SDK's dispatcher answers for a handler's raise
+                    error = handler_exception_to_error_data(exc)
+                    if error is None:
+                        logger.exception("handler for 'tools/call' raised")
+                        error = ErrorData(code=0, message=str(exc))
+                    answer = JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error)
         finally:
+            watcher.cancel()
             if self._direct_calls.get(key) is running:
                 del self._direct_calls[key]
         if running.gone:
