@@ -78,8 +78,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def server_flags(folder: Path) -> list[str]:
-    return ["--root", str(folder), "--cache-mb", "0", "--log-level", "warning"]
+CACHED_MB = 64  # the cached rows' result cache: every answer after the first is a hit
+
+
+def server_flags(folder: Path, cache_mb: int = 0) -> list[str]:
+    return ["--root", str(folder), "--cache-mb", str(cache_mb), "--log-level", "warning"]
 
 
 def token(key: rsa.RSAPrivateKey) -> str:
@@ -100,12 +103,12 @@ def cpu_s(pid: int) -> float:
 
 @asynccontextmanager
 async def http_server(
-    folder: Path, key: rsa.RSAPrivateKey | None, *, direct: bool = True
+    folder: Path, key: rsa.RSAPrivateKey | None, *, direct: bool = True, cache_mb: int = 0
 ) -> AsyncIterator[tuple[str, int]]:
     """The HTTP server's endpoint and pid; with ``key``, behind bearer-token auth with that key
     in its JWKS; ``direct=False`` turns its direct ``tools/call`` route off (the SDK's)."""
     port = free_port()
-    command = [sys.executable, "-m", "pdf_airlock.server", "serve", *server_flags(folder)]
+    command = [sys.executable, "-m", "pdf_airlock.server", "serve", *server_flags(folder, cache_mb)]
     command += ["--transport", "streamable-http", "--port", str(port)]
     if key is not None:
         jwks = folder / "jwks.json"
@@ -142,10 +145,12 @@ async def http_client(url: str, bearer: str | None) -> AsyncIterator[Client]:
 
 
 @asynccontextmanager
-async def stdio_client(folder: Path, *, direct: bool = True) -> AsyncIterator[tuple[Client, int]]:
+async def stdio_client(
+    folder: Path, *, direct: bool = True, cache_mb: int = 0
+) -> AsyncIterator[tuple[Client, int]]:
     """A client of the stdio server, and the server's pid; ``direct=False`` turns its direct
     ``tools/call`` route off (the SDK's)."""
-    args = ["-m", "pdf_airlock.server", "serve", *server_flags(folder)]
+    args = ["-m", "pdf_airlock.server", "serve", *server_flags(folder, cache_mb)]
     params = StdioServerParameters(
         command=sys.executable, args=args, cwd=str(ROOT), env=fast_calls_env(direct)
     )
@@ -245,7 +250,20 @@ async def run(sessions: int, calls: int, rounds: int) -> str:
             http_clients: list[Client] = []
             async with _many(url, bearer, sessions, http_clients):
                 http_load = await under_load(http_clients, 1, calls)
-    return report(sequential, http_load, stdio_load, sessions, calls)
+        async with (
+            stdio_client(folder, cache_mb=CACHED_MB) as stdio_cached,
+            http_server(folder, key, cache_mb=CACHED_MB) as (cached_url, cached_pid),
+            http_server(folder, key, direct=False, cache_mb=CACHED_MB) as (cached_sdk_url, cached_sdk_pid),
+            http_client(cached_url, bearer) as http_cached,
+            http_client(cached_sdk_url, bearer) as http_sdk_cached,
+        ):
+            cached = {
+                STDIO: stdio_cached,
+                HTTP: (http_cached, cached_pid),
+                HTTP_SDK: (http_sdk_cached, cached_sdk_pid),
+            }
+            sequential_cached = await one_at_a_time(cached, rounds)
+    return report(sequential, sequential_cached, http_load, stdio_load, sessions, calls)
 
 
 @asynccontextmanager
@@ -261,6 +279,7 @@ async def _many(url: str, bearer: str, count: int, out: list[Client]) -> AsyncIt
 
 def report(
     sequential: Sequential,
+    cached: Sequential,
     http_load: dict[str, Any],
     stdio_load: dict[str, Any],
     sessions: int,
@@ -269,17 +288,17 @@ def report(
     stdio_median = statistics.median(sequential[STDIO]["ms"])
     http_median = statistics.median(sequential[HTTP]["ms"])
 
-    def paired(name: str, of: str = "ms") -> float:
-        """The median of the call-by-call differences from stdio (the same round, so the same
-        load): less noisy than the difference of the medians."""
-        pairs = zip(sequential[name][of], sequential[STDIO][of], strict=True)
+    def paired(name: str, of: str = "ms", base: str = STDIO, runs: Sequential = sequential) -> float:
+        """The median of the call-by-call differences from ``base`` (the same round, so the
+        same load): less noisy than the difference of the medians."""
+        pairs = zip(runs[name][of], runs[base][of], strict=True)
         return float(statistics.median(a - b for a, b in pairs))
 
-    def row(name: str) -> str:
-        run = sequential[name]
+    def row(name: str, runs: Sequential = sequential) -> str:
+        run = runs[name]
         median = statistics.median(run["ms"])
         p99 = percentile(run["ms"], 0.99)
-        overhead = "" if name == STDIO else f"{paired(name):+.2f}"
+        overhead = "" if name == STDIO else f"{paired(name, runs=runs):+.2f}"
         return (
             f"| {name} | {len(run['ms'])} | {median:.2f} | {p99:.2f} | {p99 / median:.1f}x | {overhead} | "
             f"{run['server_cpu_ms']:.2f} | {statistics.median(run['client_cpu_ms']):.2f} |"
@@ -295,8 +314,13 @@ def report(
     overhead = paired(HTTP)
     server_extra = sequential[HTTP]["server_cpu_ms"] - sequential[STDIO]["server_cpu_ms"]
     client_extra = paired(HTTP, "client_cpu_ms")
-    sdk_saving = paired(HTTP_SDK) - overhead
+    direct_gain = paired(HTTP, base=HTTP_SDK)
     sdk_server_saving = sequential[HTTP_SDK]["server_cpu_ms"] - sequential[HTTP]["server_cpu_ms"]
+    cached_overhead = paired(HTTP, runs=cached)
+    cached_server = cached[HTTP]["server_cpu_ms"] - cached[STDIO]["server_cpu_ms"]
+    cached_client = paired(HTTP, "client_cpu_ms", runs=cached)
+    cached_gain = paired(HTTP, base=HTTP_SDK, runs=cached)
+    cached_sdk_saving = cached[HTTP_SDK]["server_cpu_ms"] - cached[HTTP]["server_cpu_ms"]
     met = "met" if overhead <= TARGET_MS else "not met"
     load1 = os.getloadavg()[0]
     lines = [
@@ -328,9 +352,21 @@ def report(
         f"({http_median:.2f} against {stdio_median:.2f} ms, ratio {http_median / stdio_median:.2f}x). "
         f"Target (at most +{TARGET_MS:.1f} ms): **{met}**. Of the extra CPU per call, the server's is "
         f"{server_extra:+.2f} ms and the SDK client's {client_extra:+.2f} ms (httpx and the SDK's "
-        f"Streamable HTTP client against its stdio client). The direct `tools/call` route takes "
-        f"{sdk_saving:.2f} ms off the median overhead and {sdk_server_saving:.2f} ms of server CPU off "
-        "each call, against the SDK's route on the same HTTP server.",
+        f"Streamable HTTP client against its stdio client). The direct `tools/call` route against the "
+        f"SDK's route on the same HTTP server: {direct_gain:+.2f} ms a call (median of the paired "
+        f"differences), {-sdk_server_saving:+.2f} ms of server CPU a call.",
+        "",
+        f"The same with the result cache on (`--cache-mb {CACHED_MB}`): every answer but the first "
+        "comes from the cache, no job child runs, and what is left is the transports' own cost (ms):",
+        "",
+        "| server | calls | median | p99 | p99 / median | overhead | server CPU / call | client CPU / call |",
+        "|---|---|---|---|---|---|---|---|",
+        *(row(name, cached) for name in cached),
+        "",
+        f"Cached, HTTP + auth over stdio: {cached_overhead:+.2f} ms at the median of the paired "
+        f"differences; extra CPU a call: server {cached_server:+.2f} ms, SDK client {cached_client:+.2f} ms. "
+        f"Direct route against the SDK's: {cached_gain:+.2f} ms a call, {-cached_sdk_saving:+.2f} ms of "
+        "server CPU a call.",
         "",
         f"Under load: {sessions} HTTP sessions each making {calls} calls one after another, all at once; "
         f"stdio: the same {sessions} callers in flight on one session (ms):",

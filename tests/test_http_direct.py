@@ -229,3 +229,24 @@ def test_a_client_that_goes_away_kills_its_direct_call(servers: dict[bool, Runni
     assert 9 in direct_ids(server)
     reads = _killed_reads(server, 9)
     assert reads and all(e.get("abandoned") and e["exit"] == "SIGKILL" for e in reads)
+
+
+def test_ending_the_session_kills_its_direct_call(servers: dict[bool, RunningServer]) -> None:
+    server = servers[True]
+    session = Session(server.url, "2025-11-25")
+    answers: list[httpx2.Response] = []
+    caller = threading.Thread(target=lambda: answers.append(session.call(11, SLOW)))
+    caller.start()
+    time.sleep(0.5)
+    with httpx2.Client(timeout=30) as other:
+        assert other.delete(server.url, headers=session.headers).status_code == 200
+    caller.join(30)
+    assert 11 in direct_ids(server)
+    assert answers[0].status_code == 500  # as the SDK's route answers a call its session outlived
+    assert (
+        json.loads(answers[0].content)["error"]["message"]
+        == "Session terminated before the request completed"
+    )
+    reads = _killed_reads(server, 11)
+    assert reads and all(e.get("abandoned") and e["exit"] == "SIGKILL" for e in reads)
+    session.close()
