@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -100,8 +101,11 @@ class RunningServer:
 
 
 @contextmanager
-def http_server(root: Path, log: Path, *extra: str, ready: bool = True) -> Iterator[RunningServer]:
-    """The real server on a free loopback port, until the block ends (then SIGTERM)."""
+def http_server(
+    root: Path, log: Path, *extra: str, ready: bool = True, env: dict[str, str] | None = None
+) -> Iterator[RunningServer]:
+    """The real server on a free loopback port, until the block ends (then SIGTERM); ``env`` is
+    added to this process's environment."""
     port = free_port()
     command = [
         sys.executable,
@@ -122,7 +126,11 @@ def http_server(root: Path, log: Path, *extra: str, ready: bool = True) -> Itera
     ]
     with log.open("wb") as stderr:
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, **(env or {})},
         )
     base = f"http://127.0.0.1:{port}"
     try:

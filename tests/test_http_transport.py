@@ -149,3 +149,66 @@ async def test_many_calls_at_once_each_get_their_own_answer() -> None:
                 tg.start_soon(call, index)
     assert results == {index: "wait done" for index in range(12)}
     assert {kind for _, kind in answers} == {"application/json"}
+
+
+# The SDK internals ``pdf_airlock.server.http.transport`` overrides, calls or reads, with the
+# parameters it uses (an ``mcp`` upgrade that moves one fails here, not in production).
+_TRANSPORT_METHODS = {
+    "_handle_post_request": ["self", "scope", "request", "receive", "send"],
+    "_validate_request_headers": ["self", "request", "send"],
+    "_check_content_type": ["self", "request"],
+    "_get_session_id": ["self", "request"],
+    "_create_session_message": ["self", "message", "request", "request_id", "protocol_version"],
+    "_create_json_response": ["self", "response_message", "status_code", "headers"],
+    "_create_error_response": ["self", "error_message", "status_code", "error_code", "headers"],
+    "_create_event_data": ["self", "event_message"],
+    "_clean_up_memory_streams": ["self", "request_id"],
+    "_run_sse_writer": ["self", "request_id", "sse_stream_writer", "request_stream_reader", "priming_event"],
+    "terminate": ["self"],
+}
+_TRANSPORT_ATTRIBUTES = (
+    "_request_streams",
+    "_sse_stream_writers",
+    "_event_store",
+    "is_json_response_enabled",
+)
+_MANAGER_ATTRIBUTES = (
+    "_server_instances",
+    "_session_owners",
+    "json_response",
+    "event_store",
+    "security_settings",
+    "retry_interval",
+    "session_idle_timeout",
+    "max_sessions",
+)
+
+
+def test_the_sdk_internals_the_transport_relies_on_are_there() -> None:
+    import inspect
+
+    from mcp.server.session import ServerSession
+    from mcp.server.streamable_http import REQUEST_CANCELLED, StreamableHTTPServerTransport
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.shared.dispatcher import coerce_request_id
+    from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
+
+    for name, parameters in _TRANSPORT_METHODS.items():
+        method = getattr(StreamableHTTPServerTransport, name)
+        assert list(inspect.signature(method).parameters) == parameters, name
+    transport = StreamableHTTPServerTransport(mcp_session_id="a" * 32)
+    for attribute in _TRANSPORT_ATTRIBUTES:
+        assert hasattr(transport, attribute), attribute
+    assert "_read_stream_writer" in StreamableHTTPServerTransport.__annotations__
+    admit = inspect.signature(StreamableHTTPSessionManager._admit_session)
+    assert list(admit.parameters) == ["self", "requestor"]
+    server: Server[Any] = Server("internals")
+    assert isinstance(server.middleware, list)  # where SessionWatch is added
+    manager = StreamableHTTPSessionManager(server)
+    for attribute in _MANAGER_ATTRIBUTES:
+        assert hasattr(manager, attribute), attribute
+    for prop in ("client_params", "protocol_version"):
+        assert isinstance(inspect.getattr_static(ServerSession, prop), property), prop
+    assert REQUEST_CANCELLED == -32800
+    assert coerce_request_id("7") == 7 and coerce_request_id("x") == "x"
+    assert cancelled_request_id_from_params({"requestId": 7}) == 7

@@ -4,7 +4,8 @@
 /mcp                                      OriginGuard -> CORS (with --allow-origin) -> AuthMiddleware
                                           -> BodyGuard -> the SDK's session manager (sessions, SSE,
                                           cancellation), answering in JSON where no stream
-                                          is needed (``transport.py``)
+                                          is needed (``transport.py``); a plain ``tools/call``
+                                          runs directly on the app (``direct.py``)
 /.well-known/oauth-protected-resource     RFC 9728 metadata (also under .../mcp, RFC 9728 3.1)
 /healthz, /readyz, /metrics               probes and Prometheus, without auth
 ```
@@ -34,6 +35,7 @@ from starlette.types import ASGIApp
 from pdf_airlock.server.calls import App
 from pdf_airlock.server.http.auth import AuthMiddleware, JwtVerifier
 from pdf_airlock.server.http.calls import HttpCalls
+from pdf_airlock.server.http.direct import DirectCalls, SessionWatch
 from pdf_airlock.server.http.events import EventBudget
 from pdf_airlock.server.http.guards import ATTACHMENTS_SCOPE, BodyGuard, OriginGuard
 from pdf_airlock.server.http.health import Health
@@ -41,7 +43,8 @@ from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions
 from pdf_airlock.server.http.policy import Policy
 from pdf_airlock.server.http.transport import SessionManager
-from pdf_airlock.server.mcp.sdk_server import build_server
+from pdf_airlock.server.mcp.direct_calls import fast_calls_enabled
+from pdf_airlock.server.mcp.sdk_server import build_server, fast_calls
 
 __all__ = ["build_asgi"]
 
@@ -81,11 +84,17 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
 
 def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, metrics: Metrics) -> Starlette:
     """The whole HTTP service for one app (and its pool)."""
-    server = build_server(app, HttpCalls(app, policy, authenticated=options.auth is not None))
+    calls = HttpCalls(app, policy, authenticated=options.auth is not None)
+    server = build_server(app, calls)
+    direct = None
+    if fast_calls_enabled():
+        server.middleware.append(SessionWatch())
+        direct = DirectCalls(fast_calls(app), calls)
     manager = SessionManager(
         server,
         max_request_body_size=options.max_body_bytes,
         session_idle_timeout=options.session_idle_s,
+        direct=direct,
     )
     if options.resume_buffer_bytes > 0:
         manager.event_budget = EventBudget(options.resume_buffer_bytes)

@@ -70,6 +70,18 @@ class Approvals:
         # (sha256, a password was given) -> (risk, reasons); never the password itself.
         self._triaged: OrderedDict[tuple[str, bool], tuple[str, str]] = OrderedDict()
 
+    def may_ask(self, name: str, arguments: dict[str, Any], session: ServerSession | None) -> bool:
+        """Whether this call could ask the human through ``session`` (the gate's own tests, before
+        the document is open): False lets the call run without the SDK's session (the direct
+        route, ``pdf_airlock.server.http.direct``), where the gate asks nobody and the policy's
+        fallback decides, as it would for this client."""
+        if session is None or not session.check_client_capability(_ELICITATION):
+            return False
+        extract = arguments.get("extract")
+        if name == "pdf_attachments" and isinstance(extract, str) and self.approval.attachments:
+            return True
+        return self.approval.high_risk and name not in HIGH_RISK_EXEMPT
+
     def gate(
         self,
         session: ServerSession | None,

@@ -4,6 +4,9 @@ The principal is the one ``AuthMiddleware`` put on the HTTP request (``anonymous
 server without auth). Its rule (``pdf_airlock.server.http.policy``) decides the roots its paths
 resolve under and its concurrency and rate; a call past them is refused with ``overloaded``
 before any work, and that refusal is audited like every call, principal included.
+
+Both routes of a call end in ``HttpCalls.run``: the SDK's (``HttpCalls`` is the ``CallFn`` of
+``sdk_server.build_server``) and the direct one (``pdf_airlock.server.http.direct``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any, Final
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
 from starlette.requests import Request
 
 from pdf_airlock.server.audit import begin as begin_audit
@@ -45,17 +49,33 @@ class HttpCalls:
         arguments: dict[str, Any],
         progress: ProgressFn | None,
     ) -> types.CallToolResult:
-        request = ctx.request
-        principal = principal_of(request.scope) if isinstance(request, Request) else None
+        request = ctx.request if isinstance(ctx.request, Request) else None
+        return await self.run(
+            request, ctx.request_id, name, arguments, session=ctx.session, progress=progress
+        )
+
+    async def run(
+        self,
+        request: Request | None,
+        request_id: types.RequestId | None,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        session: ServerSession | None,
+        progress: ProgressFn | None,
+    ) -> types.CallToolResult:
+        """One call of ``request``'s principal; ``session`` asks the human when a call needs it
+        (None: the client cannot be asked, and the policy's fallback decides)."""
+        principal = principal_of(request.scope) if request is not None else None
         label = principal.subject if principal is not None else ANONYMOUS
-        session_id = request.headers.get(MCP_SESSION_ID, "") if isinstance(request, Request) else ""
+        session_id = request.headers.get(MCP_SESSION_ID, "") if request is not None else ""
         rule = self.policy.rule_for(principal)
         try:
             if self.authenticated and principal is None:
                 raise ToolError("path_denied", "no authenticated principal for this call")
             self.limiter.acquire(label, rule)
         except ToolError as error:
-            record = begin_audit(ctx.request_id, name)
+            record = begin_audit(request_id, name)
             record.event.update(principal=label, outcome=error.code, duration_ms=0.0)
             record.answer()
             return error_result(error)
@@ -63,11 +83,11 @@ class HttpCalls:
             return await self.app.call_tool(
                 name,
                 arguments,
-                ctx.request_id,
+                request_id,
                 progress,
                 principal=label,
                 paths=self.policy.paths_for(rule),
-                gate=self.approvals.gate(ctx.session, ctx.request_id, label, session_id),
+                gate=self.approvals.gate(session, request_id, label, session_id),
             )
         finally:
             self.limiter.release(label)

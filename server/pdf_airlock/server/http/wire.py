@@ -4,9 +4,11 @@ uvicorn writes a response's status line and headers, then its body, as separate 
 two segments on the wire, and on a busy machine two wake-ups of the client, the first of which
 often preempts the server before it has written the body. ``CoalescingHttpProtocol`` gathers
 what the server writes in one turn of the event loop and sends it with one write at the end of
-that turn: a JSON answer goes out whole; an SSE stream's events still leave as they come (at
-most one loop turn later). Nothing else changes: parsing, limits, keep-alive and flow control
-are uvicorn's. It serves the ``Streamable HTTP`` rows of ``bench/http_load.py``.
+that turn, or at once when the response is complete: a JSON answer goes out whole, before
+whatever else this turn of the loop has to run (a job's bookkeeping, the pool's next spare); an
+SSE stream's events still leave as they come (at most one loop turn later). Nothing else
+changes: parsing, limits, keep-alive and flow control are uvicorn's. It serves the ``Streamable
+HTTP`` rows of ``bench/http_load.py``.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ class _OneWritePerTurn:
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._gathered:
-            self._loop.call_soon(self._flush)
+            self._loop.call_soon(self.flush)
         self._gathered.append(bytes(data))
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Send what was gathered, now."""
         if not self._gathered:
             return
         data = b"".join(self._gathered)
@@ -42,7 +45,7 @@ class _OneWritePerTurn:
             self._transport.write(data)
 
     def close(self) -> None:
-        self._flush()
+        self.flush()
         self._transport.close()
 
     def __getattr__(self, name: str) -> Any:
@@ -55,3 +58,9 @@ class CoalescingHttpProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's
         super().connection_made(transport)
         self.transport = _OneWritePerTurn(self.transport, self.loop)  # type: ignore[assignment]
+
+    def on_response_complete(self) -> None:
+        """A complete response leaves now, not at the end of the loop's turn."""
+        if isinstance(self.transport, _OneWritePerTurn):
+            self.transport.flush()
+        super().on_response_complete()

@@ -86,7 +86,7 @@ class FastCalls:
             return None
         if message.get("method") == "tools/list":
             return self._list(message, str(protocol_version))
-        parsed = self._parse(message)
+        parsed = self.parse(message)
         if parsed is None:
             return None
         request_id, name, arguments, token = parsed
@@ -128,7 +128,7 @@ class FastCalls:
             result = self._lists[version, category] = self.sieve("tools/list", version, dumped)
         return result
 
-    def _parse(
+    def parse(
         self, message: dict[str, Any]
     ) -> tuple[int | str, str, dict[str, Any], int | str | None] | None:
         """(id, tool name, arguments, progress token) of a plain call to one of our tools."""
