@@ -65,6 +65,7 @@ MERGE_DOCUMENTS: Final = 200_000
 FORKS: Final = 300  # bare forks per zygote variant and round
 FORK_ROUNDS: Final = 9  # a round is seconds (a warm-up each), and a fork's cost is noisy
 FORK_VARIANTS: Final = ("ocr", "ocr-4k", "ocr-osfork", "no-ocr")
+OCR_NEGLIGIBLE_MS: Final = 0.2  # a fork and exit's extra CPU for the OCR warm-up, below which it is noise
 TARGET_OVERHEAD_MS: Final = 4.0
 TARGET_RATIO: Final = 1.5
 TARGET_MCP_RATIO: Final = 1.5  # CPU per 1-page MCP call against the PyMuPDF server's
@@ -433,7 +434,8 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
         "not the parse: the fork's copy-on-write faults on the zygote's pages (Python writes "
         'reference counts into every object it touches), the sandbox set-up ("Sandbox set-up '
         "per job\" above) and the exit's teardown of the address space; the zygote's column is "
-        "mostly the fork's copy of its page tables. A spare that took a second document would "
+        "the fork (its page tables: the bare fork below) and its own loop per job, whose writes "
+        "after each fork are copy-on-write faults as well. A spare that took a second document would "
         "pay none of that again, and is not done: a document could then change what the next "
         'one reads (docs/security.md, "What documents share").',
     ]
@@ -487,6 +489,11 @@ def _fork_reading(samples: dict[str, list[dict[str, float]]]) -> str:
 
     ocr_ms, ocr_mib = per_fork("ocr") - per_fork("no-ocr"), resident("ocr") - resident("no-ocr")
     huge_ms, hooks_ms = per_fork("ocr-4k") - per_fork("ocr"), per_fork("ocr-osfork") - per_fork("ocr")
+    ocr_reading = (
+        ": its model sits in huge pages no one writes, so a fork hardly sees it"
+        if ocr_ms < OCR_NEGLIGIBLE_MS
+        else "; a second zygote for OCR, out of the way of text jobs, would take that off"
+    )
     return (
         f"Huge pages save {huge_ms:.2f} ms a fork and exit here: the zygote's warm memory "
         "(`pdf_airlock.worker.hugepages`) takes one page-table entry per 2 MiB to copy at the fork "
@@ -496,9 +503,8 @@ def _fork_reading(samples: dict[str, list[dict[str, float]]]) -> str:
         f"hooks, which `fork_bare` skips, cost {hooks_ms:.2f} ms a bare fork (in a job, about 80 "
         f"page faults of the child's). Tesseract and its English data make the zygote {ocr_mib:.1f} "
         f"MiB larger and every fork and exit {ocr_ms:+.2f} ms dearer, whether or not the document "
-        "needs OCR; keeping it out of the zygote that forks text jobs (a second zygote for OCR) would "
-        "take that off. `malloc_trim(0)` after the warm-up returns about 8 MiB of freed heap but "
-        "changed no job's CPU measurably: a job writes those pages again."
+        f"needs OCR{ocr_reading}. `malloc_trim(0)` after the warm-up returns about 8 MiB of freed "
+        "heap but changed no job's CPU measurably: a job writes those pages again."
     )
 
 
