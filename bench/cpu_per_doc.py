@@ -22,9 +22,10 @@ over ``--runs`` rounds:
 - with ``--before CHECKOUT``, the same batch runs of another checkout (its ``.venv``'s
   interpreter: the zygote runs ``python -I``, so it imports what that interpreter has).
 
-The zygote's size and what a fork of it costs: its resident set and page tables after the
-warm-up, and the CPU of a bare fork and exit (parent and child, ``FORKS`` of them), with the OCR
-warm-up (as the zygote does it), without it, and with it followed by ``malloc_trim(0)``.
+The zygote's size and what a fork of it costs: its resident set, huge pages and page tables
+after the warm-up, and the CPU of a bare fork and exit (parent and child, ``FORKS`` of them), as
+the zygote runs (OCR warm-up, warm memory in huge pages, ``fork_bare``), without the huge pages,
+with ``os.fork``, and without the OCR warm-up.
 
 The batch rows also split the marginal CPU by process (sampled every ``SAMPLE_S``): the
 supervisor, the zygote (forks), and the job children (their whole lives: fork, sandbox,
@@ -66,7 +67,8 @@ BIG_RUN: Final = 10_000_000  # documents: the run docs/pipelines.md prices
 MERGE_DOCUMENTS: Final = 200_000
 FORKS: Final = 300  # bare forks per zygote variant and round
 FORK_ROUNDS: Final = 9  # a round is seconds (a warm-up each), and a fork's cost is noisy
-FORK_VARIANTS: Final = ("ocr", "no-ocr", "ocr-trim")
+FORK_VARIANTS: Final = ("ocr", "ocr-4k", "ocr-osfork", "no-ocr")
+OCR_NEGLIGIBLE_MS: Final = 0.2  # a fork and exit's extra CPU for the OCR warm-up, below which it is noise
 SHARED: Final = 50  # --documents-per-child of the "shared" rows
 _SHARED: Final = ("--documents-per-child", str(SHARED))
 TARGET_OVERHEAD_MS: Final = 4.0
@@ -244,31 +246,36 @@ def _peak_rss_kb(arguments: list[str]) -> int:
     return int(done.stdout.split()[-1])
 
 
-# A zygote's warm-up (``variant``: with the OCR warm-up, without it, or with it and then
-# ``malloc_trim(0)``), then FORKS bare forks, each child exiting at once; prints its VmRSS and
-# VmPTE (KiB) and the CPU ms per fork of the parent and of the children, as JSON.
+# A zygote's warm-up (``variant``: as the zygote runs, warm memory in huge pages and children
+# forked by ``fork_bare``; without the huge pages; with ``os.fork``; without the OCR warm-up),
+# then FORKS bare forks, each child exiting at once; prints its VmRSS and VmPTE (KiB), the huge
+# pages' share (AnonHugePages, KiB) and the CPU ms per fork of the parent and of the children.
 _FORK = """
-import ctypes, gc, json, os, resource, sys
+import json, os, resource, sys
 from pdf_airlock.worker import warmup
+from pdf_airlock.worker.hugepages import collapse_warm_memory
+from pdf_airlock.worker.sandbox.process import fork_bare
 variant, forks = sys.argv[1], int(sys.argv[2])
 if variant == "no-ocr":
     warmup._warm_ocr = lambda sample: None
 warmup.warm_up()
-gc.collect()
-if variant == "ocr-trim":
-    ctypes.CDLL(None).malloc_trim(0)
+if variant != "ocr-4k":
+    collapse_warm_memory()
+fork = os.fork if variant == "ocr-osfork" else fork_bare
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+rollup = open("/proc/self/smaps_rollup").read()
 def cpu(who):
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
 parent, children = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
 for _ in range(forks):
-    pid = os.fork()
+    pid = fork()
     if pid == 0:
         os._exit(0)
     os.waitpid(pid, 0)
 print(json.dumps({
     "rss_kb": int(status["VmRSS"].split()[0]), "pte_kb": int(status["VmPTE"].split()[0]),
+    "huge_kb": int(rollup.split("AnonHugePages:")[1].split()[0]),
     "parent_ms": (cpu(resource.RUSAGE_SELF) - parent) * 1000 / forks,
     "child_ms": (cpu(resource.RUSAGE_CHILDREN) - children) * 1000 / forks,
 }))
@@ -417,9 +424,10 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
         "not the parse: the fork's copy-on-write faults on the zygote's pages (Python writes "
         'reference counts into every object it touches), the sandbox set-up ("Sandbox set-up '
         "per job\" above) and the exit's teardown of the address space; the zygote's column is "
-        "mostly the fork's copy of its page tables. With `--documents-per-child` (opt-in) a child "
-        "that answered well takes the next document of the same root and client, and pays none of "
-        "that again; the documents one child reads can then affect each other "
+        "the fork (its page tables: the bare fork below) and its own loop per job, whose writes "
+        "after each fork are copy-on-write faults as well. With `--documents-per-child` (opt-in) a "
+        "child that answered well takes the next document of the same root and client, and pays none "
+        "of that again; the documents one child reads can then affect each other "
         '(docs/security.md, "What documents share").',
     ]
     if "fork ocr" in samples:
@@ -428,19 +436,22 @@ def table(samples: dict[str, list[dict[str, float]]], runs: int) -> str:
             "The zygote, and a bare fork and exit of it (no job; "
             f"{FORKS} forks, medians of {len(samples['fork ocr'])} rounds):",
             "",
-            "| zygote | resident | page tables | fork+exit: zygote | fork+exit: child | total |",
-            "|---|---|---|---|---|---|",
+            "| zygote | resident | in huge pages | page tables | fork+exit: zygote | fork+exit: child "
+            "| total |",
+            "|---|---|---|---|---|---|---|",
         ]
         described = {
-            "ocr": "as it runs (Tesseract loaded, sample page read)",
-            "no-ocr": "without the OCR warm-up",
-            "ocr-trim": "as it runs, then `malloc_trim(0)`",
+            "ocr": "as it runs (Tesseract loaded, warm memory in huge pages, `fork_bare`)",
+            "ocr-4k": "the same without huge pages",
+            "ocr-osfork": "the same with `os.fork` (CPython's at-fork hooks)",
+            "no-ocr": "as it runs without the OCR warm-up",
         }
         for variant in FORK_VARIANTS:
             rows = samples[f"fork {variant}"]
             parent, child = median(rows, "parent_ms"), median(rows, "child_ms")
             lines.append(
                 f"| {described[variant]} | {median(rows, 'rss_kb') / 1024:.1f} MiB "
+                f"| {median(rows, 'huge_kb') / 1024:.0f} MiB "
                 f"| {median(rows, 'pte_kb'):.0f} KiB | {parent:.2f} ms | {child:.2f} ms "
                 f"| {parent + child:.2f} ms |"
             )
@@ -525,18 +536,24 @@ def _fork_reading(samples: dict[str, list[dict[str, float]]]) -> str:
     def resident(variant: str) -> float:
         return median(samples[f"fork {variant}"], "rss_kb") / 1024
 
-    ocr_ms, trim_ms = per_fork("ocr") - per_fork("no-ocr"), per_fork("ocr-trim") - per_fork("ocr")
-    ocr_mib, trim_mib = resident("ocr") - resident("no-ocr"), resident("ocr") - resident("ocr-trim")
+    ocr_ms, ocr_mib = per_fork("ocr") - per_fork("no-ocr"), resident("ocr") - resident("no-ocr")
+    huge_ms, hooks_ms = per_fork("ocr-4k") - per_fork("ocr"), per_fork("ocr-osfork") - per_fork("ocr")
+    ocr_reading = (
+        ": its model sits in huge pages no one writes, so a fork hardly sees it"
+        if ocr_ms < OCR_NEGLIGIBLE_MS
+        else "; a second zygote for OCR, out of the way of text jobs, would take that off"
+    )
     return (
-        f"Tesseract and its English data, loaded by the zygote's warm-up, make it {ocr_mib:.1f} MiB "
-        f"larger, and every fork and exit {ocr_ms:+.2f} ms dearer (page tables copied at the fork, torn "
-        "down at the exit), whether or not the document needs OCR. What could cut it: "
-        f"`malloc_trim(0)` after the warm-up returns the heap it freed ({trim_mib:.1f} MiB; a fork "
-        f"{trim_ms:+.2f} ms in this run); keeping Tesseract out of the zygote that forks text jobs (a "
-        "second zygote for OCR, a page that needs it sent there) would take the whole difference off "
-        "documents that need no OCR; huge pages "
-        "for Tesseract's model would shrink its page tables but make every write to the heap nearby "
-        "copy 2 MiB in the child."
+        f"Huge pages save {huge_ms:.2f} ms a fork and exit here: the zygote's warm memory "
+        "(`pdf_airlock.worker.hugepages`) takes one page-table entry per 2 MiB to copy at the fork "
+        "and tear down at the exit instead of 512; the first write to such a range splits it back "
+        "into 4 KiB entries in the writing process only (copy-on-write stays per 4 KiB page), so what "
+        "stays cheap is what no one writes: Tesseract's model, the engines' tables. CPython's at-fork "
+        f"hooks, which `fork_bare` skips, cost {hooks_ms:.2f} ms a bare fork (in a job, about 80 "
+        f"page faults of the child's). Tesseract and its English data make the zygote {ocr_mib:.1f} "
+        f"MiB larger and every fork and exit {ocr_ms:+.2f} ms dearer, whether or not the document "
+        f"needs OCR{ocr_reading}. `malloc_trim(0)` after the warm-up returns about 8 MiB of freed "
+        "heap but changed no job's CPU measurably: a job writes those pages again."
     )
 
 

@@ -64,6 +64,7 @@ from pdf_airlock.worker.child import run_spare
 from pdf_airlock.worker.contract import PROBE_KIND, TEST_HOOKS_ENV, TEST_KINDS
 from pdf_airlock.worker.parsers import TOOL_KINDS
 from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, Limits, SandboxPolicy
+from pdf_airlock.worker.sandbox.process import fork_bare
 
 __all__ = ["main"]
 
@@ -346,7 +347,7 @@ class Zygote:
     def fork_spare(self, *, warm: bool) -> _Spare:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         parent_pid = os.getpid()
-        pid = os.fork()
+        pid = fork_bare()
         if pid == 0:
             try:
                 signal.set_wakeup_fd(-1)
@@ -464,13 +465,14 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     control.setblocking(True)
     # A zygote must not outlive its supervisor even if the control socket is somehow kept open.
-    from pdf_airlock.worker.sandbox.process import make_undumpable, set_parent_death_signal
+    from pdf_airlock.worker.sandbox.process import make_undumpable, scrub_environment, set_parent_death_signal
 
     set_parent_death_signal()
     # Its own process group, so a terminal's Ctrl-C reaches the supervisor only (which stops
     # the pool in order), but the supervisor's session: see pdf_airlock.worker.sandbox.process.detach.
     os.setpgid(0, 0)
     started = time.monotonic()
+    from pdf_airlock.worker.hugepages import collapse_warm_memory
     from pdf_airlock.worker.warmup import warm_up
 
     warm_up()
@@ -489,6 +491,10 @@ def main() -> None:
     spares = int(sys.argv[_SPARES_ARG]) if len(sys.argv) > _SPARES_ARG else 0
     cold = len(sys.argv) > _COLD_ARG and sys.argv[_COLD_ARG] == _COLD
     zygote = Zygote(control, probed, kinds, spares, None if cold else warm_pdf(), test_hooks=test_hooks)
+    # Last, once nothing in the zygote reads its environment any more: children inherit the
+    # allowlist in place, and their env_allowlist layer only checks it (``scrub_environment``).
+    scrub_environment()
+    collapse_warm_memory()  # after every allocation the warm-up keeps: see pdf_airlock.worker.hugepages
     layers = {
         "namespaces": probed["namespaces_unavailable"] or "available",
         "landlock": f"ABI {probed['landlock_abi']}" if probed["landlock_abi"] else "unavailable",

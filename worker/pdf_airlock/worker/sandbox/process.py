@@ -12,6 +12,7 @@ import fcntl
 import os
 import resource
 import signal
+import threading
 from collections.abc import Mapping
 from typing import Final
 
@@ -20,6 +21,7 @@ __all__ = [
     "close_fds",
     "detach",
     "drop_privileges",
+    "fork_bare",
     "make_undumpable",
     "no_new_privs",
     "scrub_environment",
@@ -42,6 +44,28 @@ def _prctl(option: int, arg: int) -> None:
     if _libc.prctl(option, arg, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+def fork_bare() -> int:
+    """fork(2) through libc's ``fork``, without CPython's at-fork work: 0 in the child, the
+    child's pid in the parent. ``os.fork`` runs every ``os.register_at_fork`` hook of every
+    module loaded (``random`` reseeds, ``threading`` and ``logging`` re-create their locks...)
+    and re-initialises the interpreter's thread state, in a process as large as the zygote each
+    object touched a copy-on-write fault in the child: about 80 faults a job
+    (bench/cpu_per_doc.py). That work repairs what other threads held at the fork; with one
+    thread there is nothing to repair: ctypes releases the GIL around the call, so neither
+    process's GIL is held by anyone else, and no import or logging lock is held between the
+    zygote's loop iterations. With more than one Python thread, ``os.fork``. What a child does
+    not get: ``random``'s reseed (children share the zygote's ``random`` state; no parser draws
+    from it, and it is no secret either way) and the reset of signals caught just before the
+    fork (the child resets the zygote's one handler, SIGCHLD's, first)."""
+    if threading.active_count() != 1:
+        return os.fork()
+    pid = int(_libc.fork())
+    if pid < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"fork: {os.strerror(err)}")
+    return pid
 
 
 def make_undumpable() -> None:
@@ -110,9 +134,15 @@ def close_fds(keep: Mapping[int, int]) -> str:
 
 
 def scrub_environment() -> str:
+    """Reduce the environment to the allowlist (defaults for what is unset). The zygote scrubs
+    its own once it is warm (``pdf_airlock.worker.zygote.main``), so a child forked from it only
+    checks that nothing else is there: rewriting the environment (one ``unsetenv``/``putenv`` a
+    variable) writes to pages the child shares with the zygote, each a copy-on-write fault."""
     kept = {key: os.environ[key] for key in _ENV_ALLOWLIST if key in os.environ}
-    os.environ.clear()
-    os.environ.update(_DEFAULT_ENV | kept)
+    allowed = _DEFAULT_ENV | kept
+    if os.environ != allowed:
+        os.environ.clear()
+        os.environ.update(allowed)
     return "active"
 
 
