@@ -25,7 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from cpu_per_doc import _FLOOR, CORPUS_DIR, SHARED, corpus, subset
 from mcp_bench import write_block
@@ -41,9 +41,30 @@ MODES: Final = {
 }
 
 
-def _pin(core: int) -> Callable[[], None]:
-    """A child's start: run on ``core`` only."""
-    return lambda: os.sched_setaffinity(0, {core})
+def _pinned(commands: list[list[str]], **popen: Any) -> list[subprocess.Popen[bytes]]:
+    """Start each command on a core of its own, as a pod with a one-CPU limit: every process it
+    starts (a shard's zygote and children) inherits the core. This process runs no other thread,
+    so the start hook cannot deadlock."""
+    cpus = sorted(os.sched_getaffinity(0))
+
+    def pin(core: int) -> Callable[[], None]:
+        return lambda: os.sched_setaffinity(0, {core})
+
+    return [
+        subprocess.Popen(command, preexec_fn=pin(cpus[index % len(cpus)]), **popen)  # noqa: PLW1509
+        for index, command in enumerate(commands)
+    ]
+
+
+def _reaped_cpu(processes: list[subprocess.Popen[bytes]]) -> float:
+    """Wait for every process; the CPU seconds of their whole trees (each must exit 0)."""
+    cpu = 0.0
+    for process in processes:
+        _pid, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        assert process.returncode == 0
+        cpu += usage.ru_utime + usage.ru_stime
+    return cpu
 
 
 def run_shards(folder: Path, shards: int, extra: tuple[str, ...], scratch: Path) -> tuple[float, float]:
@@ -53,25 +74,8 @@ def run_shards(folder: Path, shards: int, extra: tuple[str, ...], scratch: Path)
     base = [sys.executable, "-m", "pdf_airlock.server", "batch", "pdf_read", str(folder), "--out", str(out)]
     base += ["--jobs", "1", "--progress", "none", "--cache-mb", "0", *extra]
     started = time.monotonic()
-    cpus = sorted(os.sched_getaffinity(0))
-    processes = [
-        subprocess.Popen(
-            [*base, "--shard", f"{index}/{shards}"],
-            cwd=ROOT,
-            stderr=subprocess.DEVNULL,
-            # Each shard on a core of its own, as a pod with a one-CPU limit: its supervisor,
-            # zygote and children share that core (inherited by every process it starts). This
-            # process runs no other thread, so the hook cannot deadlock.
-            preexec_fn=_pin(cpus[index % len(cpus)]),  # noqa: PLW1509
-        )
-        for index in range(shards)
-    ]
-    cpu = 0.0
-    for process in processes:
-        _pid, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        assert process.returncode == 0
-        cpu += usage.ru_utime + usage.ru_stime
+    commands = [[*base, "--shard", f"{index}/{shards}"] for index in range(shards)]
+    cpu = _reaped_cpu(_pinned(commands, cwd=ROOT, stderr=subprocess.DEVNULL))
     elapsed = time.monotonic() - started
     lines = sum(len(path.read_text().splitlines()) for path in scratch.glob(f"{out.stem}.shard-*"))
     assert lines == len(list(folder.glob("*.pdf"))), (lines, folder)
@@ -84,25 +88,13 @@ def run_control(folder: Path, shards: int) -> tuple[float, float]:
     """The same split, pinned the same way, read by in-process pypdfium2 (``cpu_per_doc``'s
     floor): what this machine's cores give work that shares nothing, whatever pdf-airlock does."""
     paths = sorted(str(path) for path in folder.glob("*.pdf"))
-    cpus = sorted(os.sched_getaffinity(0))
     started = time.monotonic()
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", _FLOOR],
-            stdin=subprocess.PIPE,
-            preexec_fn=_pin(cpus[index % len(cpus)]),  # noqa: PLW1509 - no other thread here
-        )
-        for index in range(shards)
-    ]
+    processes = _pinned([[sys.executable, "-c", _FLOOR]] * shards, stdin=subprocess.PIPE)
     for index, process in enumerate(processes):
         assert process.stdin is not None
         process.stdin.write("\n".join(paths[index::shards]).encode())
         process.stdin.close()
-    cpu = 0.0
-    for process in processes:
-        _pid, status, usage = os.wait4(process.pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
-        cpu += usage.ru_utime + usage.ru_stime
+    cpu = _reaped_cpu(processes)
     return time.monotonic() - started, cpu
 
 

@@ -180,8 +180,9 @@ class App:
         max_wall = deadline + self.settings.timeout_s * (self.settings.busy_stretch - 1)
         limits = job_limits(self.settings)
         sandbox = self.settings.sandbox_spec()
-        # A child may go on to the next document only of the same client and root (opt-in).
-        share = f"{_PRINCIPAL.get()}\n{document.root}" if self.settings.documents_per_child > 1 else None
+        # A child may go on to the next document only of the same client and root (the pool does
+        # so only when the limits allow it: --documents-per-child).
+        share = f"{_PRINCIPAL.get()}\n{document.root}"
         progress = _PROGRESS.get() if report else None
         if progress is not None:
             args = args | {"report_progress": True}

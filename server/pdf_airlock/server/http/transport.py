@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from functools import partial
 from http import HTTPStatus
@@ -129,8 +130,12 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
             return
         if not await self._validate_request_headers(request, send):
             return
+        await self._or_500(scope, receive, send, self._answer(scope, request, receive, send, message))
+
+    async def _or_500(self, scope: Scope, receive: Receive, send: Send, answer: Awaitable[None]) -> None:
+        """Run ``answer``; a failure is logged and answered 500, as the SDK answers a POST it fails."""
         try:
-            await self._answer(scope, request, receive, send, message)
+            await answer
         except Exception:
             logger.exception("Error handling POST request")
             response = self._create_error_response(
@@ -182,14 +187,7 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
         if not await self._validate_request_headers(request, send):
             return True
         log.debug("tool_call_direct", id=call.request_id)
-        try:
-            await self._run_direct(scope, request, receive, send, call)
-        except Exception:
-            logger.exception("Error handling POST request")
-            response = self._create_error_response(
-                "Error handling POST request", HTTPStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR
-            )
-            await response(scope, receive, send)
+        await self._or_500(scope, receive, send, self._run_direct(scope, request, receive, send, call))
         return True
 
     async def _run_direct(
