@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from pdf_airlock.server.pool.pool import Pool  # noqa: E402
 from pdf_airlock.server.pool.verdict import classify  # noqa: E402
+from pdf_airlock.worker.contract import TEST_HOOKS_ENV  # noqa: E402
 from pdf_airlock.worker.sandbox.layers import LAYERS  # noqa: E402
 
 LIMITS = {"memory_bytes": 1 << 30, "cpu_seconds": 10, "max_input_bytes": 1 << 20, "max_result_bytes": 1 << 16}
@@ -55,6 +56,7 @@ async def probe(pool: Pool, sandbox: dict[str, Any]) -> tuple[float, dict[str, i
 async def measure(jobs: int) -> dict[str, dict[str, float]]:
     walls: dict[str, list[float]] = {name: [] for name in CONFIGS}
     setups: dict[str, list[dict[str, int]]] = {name: [] for name in CONFIGS}
+    os.environ[TEST_HOOKS_ENV] = "1"  # a probe job (no document) is a test-only kind of the zygote's
     async with Pool(1, 8, 60, 1) as pool:
         for sandbox in CONFIGS.values():  # warm each path once
             await probe(pool, sandbox)
