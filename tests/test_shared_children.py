@@ -139,6 +139,26 @@ async def test_a_child_that_grew_too_much_is_not_kept() -> None:
     assert fresh["seen"] is None
 
 
+async def test_a_child_that_waits_past_its_idle_limit_exits() -> None:
+    """Within ``resident_idle_s`` the next job of the key goes to the waiting child; past it the
+    child is gone (its socket closed, it exits, the zygote reaps it) and the next job gets a fresh
+    one that remembers nothing."""
+    share = "client\n/root"
+    async with Pool(1, 4, 60, 1, resident_idle_s=0.5) as pool:
+        await first_job(pool, share)
+        kept = await fault(pool, 10, share, mode="remember", value="first")
+        reused = await fault(pool, 10, share, mode="remember", value="second")
+        for _ in range(500):  # it exits half a second after its job; allow a loaded machine 5 s
+            if not Path(f"/proc/{reused['pid']}").exists():
+                break
+            await anyio.sleep(0.01)
+        else:
+            raise AssertionError("the idle child is still there")
+        fresh = await fault(pool, 10, share, mode="remember", value="third")
+    assert reused["pid"] == kept["pid"] and reused["seen"] == "first"
+    assert fresh["pid"] != reused["pid"] and fresh["seen"] is None
+
+
 async def test_each_job_of_a_shared_child_has_its_own_cpu_budget() -> None:
     """Three jobs of 60% of the budget each on one child: over the budget together, each within
     it. A job past the budget on its own is still ``cpu_limit``."""
@@ -237,14 +257,24 @@ def test_batch_reads_the_same_with_shared_children(docs: Path, tmp_path: Path) -
     assert shared == fresh
 
 
-@pytest.mark.parametrize("value", ["0", "1001"])
-def test_documents_per_child_out_of_range_is_a_usage_error(docs: Path, tmp_path: Path, value: str) -> None:
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--documents-per-child", "0", "--documents-per-child must be between 1 and 1000"),
+        ("--documents-per-child", "1001", "--documents-per-child must be between 1 and 1000"),
+        ("--child-idle-seconds", "0", "--child-idle-seconds must be above 0 and at most 3600"),
+        ("--child-idle-seconds", "3601", "--child-idle-seconds must be above 0 and at most 3600"),
+    ],
+)
+def test_sharing_flags_out_of_range_are_usage_errors(
+    docs: Path, tmp_path: Path, flag: str, value: str, message: str
+) -> None:
     done = subprocess.run(
-        [*BATCH, str(docs), "--out", str(tmp_path / "x.jsonl"), "--documents-per-child", value],
+        [*BATCH, str(docs), "--out", str(tmp_path / "x.jsonl"), flag, value],
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
     )
     assert done.returncode == 2
-    assert "--documents-per-child must be between 1 and 1000" in done.stderr
+    assert message in done.stderr

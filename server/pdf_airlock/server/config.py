@@ -37,6 +37,8 @@ class _Defaults:
     batch_max_document_mb: int = 64
     documents_per_child: int = 1  # a fresh job child per document, unless opted into more
     max_documents_per_child: int = 1000
+    child_idle_s: float = 60.0  # a child between two documents of its key waits this long at most
+    max_child_idle_s: float = 3600.0
     batch_progress_s: float = 10.0  # between ``batch_progress`` events (``pdf_airlock.server.batch.report``)
 
 
@@ -74,6 +76,7 @@ class Settings:
     busy_stretch: float = DEFAULTS.busy_stretch
     # Jobs one child may serve, all of one root and one client (``pdf_airlock.server.pool.spares``)
     documents_per_child: int = DEFAULTS.documents_per_child
+    child_idle_s: float = DEFAULTS.child_idle_s
     # OCR's limits, sent with every job that may OCR (names, defaults and ranges: ``OCR_LIMITS``)
     ocr_dpi: int = OCR_LIMITS["dpi"][0]
     ocr_min_dpi: int = OCR_LIMITS["min_dpi"][0]

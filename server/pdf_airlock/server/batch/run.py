@@ -152,6 +152,7 @@ async def _run(
             DEFAULTS.zygote_start_timeout_s,
             settings.kill_grace_s,
             warm_spares=False,  # CPU per document, not one call's latency: bench/cpu_per_doc.py
+            resident_idle_s=settings.child_idle_s,
         ) as pool:
             if settings.require_layers:
                 report.refused = await _sandbox_missing(pool, settings)

@@ -95,6 +95,13 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         "(default 1: a fresh child per document; more saves CPU per document, see docs/security.md)",
     )
     parser.add_argument(
+        "--child-idle-seconds",
+        type=float,
+        default=float(_env("CHILD_IDLE_SECONDS", DEFAULTS.child_idle_s)),
+        help="with --documents-per-child above 1: how long a child that read a document waits for "
+        "the next one of its client and root before it exits",
+    )
+    parser.add_argument(
         "--cache-mb",
         type=int,
         default=int(_env("CACHE_MB", DEFAULTS.cache_mb)),
@@ -181,6 +188,8 @@ def _settings(ns: argparse.Namespace) -> Settings:
         _usage(f"--job-nice must be between 0 and {_MAX_NICE}")
     if not 1 <= ns.documents_per_child <= DEFAULTS.max_documents_per_child:
         _usage(f"--documents-per-child must be between 1 and {DEFAULTS.max_documents_per_child}")
+    if not 0 < ns.child_idle_seconds <= DEFAULTS.max_child_idle_s:
+        _usage(f"--child-idle-seconds must be above 0 and at most {DEFAULTS.max_child_idle_s:g}")
     required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
     unknown = sorted(set(required) - set(LAYERS))
     if unknown:
@@ -210,6 +219,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         job_nice=ns.job_nice,
         busy_stretch=ns.busy_stretch,
         documents_per_child=ns.documents_per_child,
+        child_idle_s=ns.child_idle_seconds,
         **overrides,
     )
 

@@ -82,7 +82,11 @@ async def _handle_signals(server: _Server, pool: Pool) -> None:
 async def serve_http(settings: Settings, options: HttpOptions, policy: Policy) -> int:
     """Serve until SIGTERM; the exit status."""
     pool = Pool(
-        settings.workers, settings.queue_depth, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
+        settings.workers,
+        settings.queue_depth,
+        DEFAULTS.zygote_start_timeout_s,
+        settings.kill_grace_s,
+        resident_idle_s=settings.child_idle_s,
     )
     async with pool:
         health = Health(pool)

@@ -95,7 +95,11 @@ async def serve(settings: Settings, approval: Approval | None = None) -> None:
         max_file_bytes=settings.max_file_bytes,
     )
     pool = Pool(
-        settings.workers, settings.queue_depth, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s
+        settings.workers,
+        settings.queue_depth,
+        DEFAULTS.zygote_start_timeout_s,
+        settings.kill_grace_s,
+        resident_idle_s=settings.child_idle_s,
     )
     async with pool:
         if settings.require_layers:

@@ -50,6 +50,7 @@ import anyio.abc
 import anyio.lowlevel
 import structlog
 
+from pdf_airlock.server.config import DEFAULTS
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.policy.sanitize import clean_text
 from pdf_airlock.server.pool.child_output import (
@@ -125,16 +126,19 @@ class Pool:
         command_prefix: tuple[str, ...] = (),
         spares: int | None = None,
         warm_spares: bool = True,
+        resident_idle_s: float = DEFAULTS.child_idle_s,
     ) -> None:
         """``command_prefix`` wraps the zygote's command (the syscall tracer uses strace);
         ``spares`` is how many pre-forked children the zygote keeps (default: one per worker plus one, so a
         two-ended read (``pdf_airlock.server.tools.read_two_ended``) can take two at once and still leave one
         idle: the zygote then refills after the jobs, not beside them); ``warm_spares`` False makes them
         cold (no warm-up parse, no kept heap: ``batch``, where CPU per document counts, not one call's
-        latency; see ``pdf_airlock.worker.zygote``)."""
+        latency; see ``pdf_airlock.worker.zygote``); ``resident_idle_s``: how long a child kept for
+        the next job of its key (``--documents-per-child``) waits for it before it is closed."""
         self.command_prefix = command_prefix
         self.spares = workers + 1 if spares is None else spares
         self.warm_spares = warm_spares
+        self.resident_idle_s = resident_idle_s
         self.workers = workers
         self.queue_depth = queue_depth
         self.start_timeout_s = start_timeout_s
@@ -217,6 +221,7 @@ class Pool:
         ours.setblocking(False)
         zygote = ZygoteLink(process=process, sock=ours, started=time.monotonic())
         zygote.residents.capacity = self.workers
+        zygote.residents.idle_s = self.resident_idle_s
         self._zygote = zygote
         self._zygote_changed.set()
         self._zygote_changed = anyio.Event()
@@ -226,6 +231,7 @@ class Pool:
     async def _serve(self, zygote: ZygoteLink) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._relay_stderr, zygote)
+            tg.start_soon(zygote.residents.expire_idle)
             await self._read_control(zygote)
             tg.cancel_scope.cancel()
 

@@ -27,7 +27,8 @@ that same key only; never a job of another client or root. A resident closes its
 before its answer's EOF when it will not go on (its last document, a failed job), so a send to
 it fails at once (EPIPE) and the job goes to the next resident or a spare; no job is ever queued
 for a child that will not read it. At most ``capacity`` residents are kept, oldest closed first;
-a new spec closes them all.
+a new spec closes them all, and a resident that has waited ``idle_s`` for its next job is closed
+(``expire_idle``): no child keeps a client's documents in its memory past that.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ import array
 import json
 import os
 import socket
-from typing import Any
+import time
+from typing import Any, NoReturn
 
+import anyio
 import structlog
 
 __all__ = ["Residents", "Spares", "spec_key"]
@@ -133,18 +136,21 @@ def _send_job(sock: socket.socket, payload: bytes, fds: list[int]) -> bool:
 
 
 class Residents:
-    """Children between two jobs of one key (spec and share), oldest first, by pid."""
+    """Children between two jobs of one key (spec and share), by pid, in the order they were
+    kept (oldest first), each with the time it was kept."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, idle_s: float) -> None:
         self.capacity = capacity
-        self._idle: dict[int, tuple[str, socket.socket]] = {}
+        self.idle_s = idle_s
+        self._idle: dict[int, tuple[str, socket.socket, float]] = {}
+        self._kept = anyio.Event()
 
     def __len__(self) -> int:
         return len(self._idle)
 
     def hand_over(self, key: str, payload: bytes, fds: list[int]) -> tuple[int, socket.socket] | None:
         """Send the job to a resident of ``key``: (its pid, its socket, still kept), or None."""
-        for pid, (their_key, sock) in list(self._idle.items()):
+        for pid, (their_key, sock, _since) in list(self._idle.items()):
             if their_key != key:
                 continue
             del self._idle[pid]
@@ -161,13 +167,31 @@ class Residents:
             sock.close()
             return False
         while len(self._idle) >= self.capacity:
-            _key, oldest = self._idle.pop(next(iter(self._idle)))
+            _key, oldest, _since = self._idle.pop(next(iter(self._idle)))
             oldest.close()
-        self._idle[pid] = (key, sock)
+        self._idle[pid] = (key, sock, time.monotonic())
+        self._kept.set()
         return True
+
+    async def expire_idle(self) -> NoReturn:
+        """Forever: close each resident once it has waited ``idle_s`` for its next job (it reads
+        EOF and exits; the zygote reaps it). Sleeps while there is none."""
+        while True:
+            if not self._idle:
+                self._kept = anyio.Event()
+                await self._kept.wait()
+                continue
+            _key, _sock, oldest = next(iter(self._idle.values()))
+            await anyio.sleep(max(0.0, oldest + self.idle_s - time.monotonic()))
+            now = time.monotonic()
+            for pid, (_key, sock, since) in list(self._idle.items()):
+                if now - since >= self.idle_s:
+                    del self._idle[pid]
+                    sock.close()
+                    log.debug("resident_expired", pid=pid, idle_s=round(now - since, 3))
 
     def close(self) -> None:
         """Discard every resident (each reads EOF and exits)."""
-        for _key, sock in self._idle.values():
+        for _key, sock, _since in self._idle.values():
             sock.close()
         self._idle.clear()

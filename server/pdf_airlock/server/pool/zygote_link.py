@@ -63,7 +63,7 @@ class ZygoteLink:
     ready: anyio.Event = field(default_factory=anyio.Event)
     pending: dict[int, Pending] = field(default_factory=dict)
     spares: Spares = field(default_factory=Spares)
-    residents: Residents = field(default_factory=lambda: Residents(0))  # capacity set by the pool
+    residents: Residents = field(default_factory=lambda: Residents(0, 0.0))  # set by the pool
     kinds: frozenset[str] = frozenset()  # the job kinds it runs, from ``ready``
     layers: dict[str, Any] = field(default_factory=dict)
     alive: bool = True
