@@ -303,16 +303,14 @@ Sequential = dict[str, dict[str, Any]]  # name: {"ms": [...], "client_cpu_ms": [
 
 async def one_at_a_time(callers: dict[str, tuple[Caller, int]], rounds: int, pause_ms: float) -> Sequential:
     """Each caller in turn, call by call (the order rotates each round), each call after
-    ``pause_ms``; with each server's CPU per call over the rounds (two callers of one server,
-    or a pid of 0: no figure)."""
+    ``pause_ms``; with each server's CPU per call over the rounds (each caller's server serves
+    only it here)."""
     names = list(callers)
     for _ in range(10):  # warm all: spares, page-count memo, the triage verdict
         for name in names:
             await callers[name][0]()
     runs: Sequential = {name: {"ms": [], "client_cpu_ms": []} for name in names}
-    pids = [pid for _, pid in callers.values()]
-    alone = {name: pid for name, (_, pid) in callers.items() if pid and pids.count(pid) == 1}
-    cpu_before = {name: cpu_s(pid) for name, pid in alone.items()}
+    cpu_before = {name: cpu_s(pid) for name, (_, pid) in callers.items()}
     for index in range(rounds):
         shift = index % len(names)
         for name in names[shift:] + names[:shift]:
@@ -320,9 +318,8 @@ async def one_at_a_time(callers: dict[str, tuple[Caller, int]], rounds: int, pau
             ms, client_ms, _ = await callers[name][0]()
             runs[name]["ms"].append(ms)
             runs[name]["client_cpu_ms"].append(client_ms)
-    for name in names:
-        pid = alone.get(name)
-        runs[name]["server_cpu_ms"] = None if pid is None else (cpu_s(pid) - cpu_before[name]) * 1000 / rounds
+    for name, (_, pid) in callers.items():
+        runs[name]["server_cpu_ms"] = (cpu_s(pid) - cpu_before[name]) * 1000 / rounds
     return runs
 
 

@@ -191,13 +191,20 @@ def _killed_reads(server: RunningServer, request_id: int) -> list[dict[str, Any]
 SLOW = {"name": "pdf_read", "arguments": {"path": "slow.pdf", "engine": "layout"}}
 
 
+def _slow_call_under_way(session: Session, request_id: int) -> tuple[threading.Thread, list[httpx2.Response]]:
+    """A slow direct call on a thread of its own, half a second under way: the thread, and the
+    list its answer goes into."""
+    answers: list[httpx2.Response] = []
+    caller = threading.Thread(target=lambda: answers.append(session.call(request_id, SLOW)))
+    caller.start()
+    time.sleep(0.5)
+    return caller, answers
+
+
 def test_cancelling_a_direct_call_kills_its_job(servers: dict[bool, RunningServer]) -> None:
     server = servers[True]
     session = Session(server.url, "2025-11-25")
-    answers: list[httpx2.Response] = []
-    caller = threading.Thread(target=lambda: answers.append(session.call(7, SLOW)))
-    caller.start()
-    time.sleep(0.5)
+    caller, answers = _slow_call_under_way(session, 7)
     with httpx2.Client(timeout=30) as other:  # the notification on a connection of its own
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
         sent = other.post(server.url, json=cancel, headers=session.headers)
@@ -234,10 +241,7 @@ def test_a_client_that_goes_away_kills_its_direct_call(servers: dict[bool, Runni
 def test_ending_the_session_kills_its_direct_call(servers: dict[bool, RunningServer]) -> None:
     server = servers[True]
     session = Session(server.url, "2025-11-25")
-    answers: list[httpx2.Response] = []
-    caller = threading.Thread(target=lambda: answers.append(session.call(11, SLOW)))
-    caller.start()
-    time.sleep(0.5)
+    caller, answers = _slow_call_under_way(session, 11)
     with httpx2.Client(timeout=30) as other:
         assert other.delete(server.url, headers=session.headers).status_code == 200
     caller.join(30)
