@@ -40,6 +40,8 @@ from pdf_airlock.server.tools.untrusted import (
     Bounded,
     Confidence,
     Label,
+    OcrLanguages,
+    OcrRotation,
     TextSource,
     UntrustedModel,
 )
@@ -68,6 +70,8 @@ class MarkdownPage(UntrustedModel):
     headings: list[HeadingRef] = Field(max_length=10_000)
     text_source: TextSource = "text_layer"
     ocr_confidence: Confidence | None = None
+    ocr_languages: OcrLanguages | None = None
+    ocr_rotation: OcrRotation | None = None
 
 
 class MarkdownPosition(UntrustedModel):
@@ -107,6 +111,8 @@ class PageSpan(BaseModel):
     complete: bool
     text_source: TextSource = "text_layer"
     ocr_confidence: int | None = None
+    ocr_languages: list[str] | None = None
+    ocr_rotation: int | None = None
 
 
 class Heading(BaseModel):
@@ -159,6 +165,8 @@ def _assemble(result: PdfMarkdownUntrusted) -> tuple[str, list[PageSpan], list[H
                 complete=page.complete,
                 text_source=page.text_source,
                 ocr_confidence=page.ocr_confidence,
+                ocr_languages=page.ocr_languages,
+                ocr_rotation=page.ocr_rotation,
             )
         )
         at = 0

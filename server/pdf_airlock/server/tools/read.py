@@ -33,6 +33,8 @@ from pdf_airlock.server.tools.untrusted import (
     MAX_PAGES_IN_ANSWER,
     Bounded,
     Confidence,
+    OcrLanguages,
+    OcrRotation,
     TextLayer,
     TextSource,
     UntrustedModel,
@@ -54,6 +56,8 @@ class PageText(UntrustedModel):
     )
     text_source: TextSource
     ocr_confidence: Confidence | None = Field(description="OCR's mean word confidence, 0-100.")
+    ocr_languages: OcrLanguages | None = None
+    ocr_rotation: OcrRotation | None = None
 
 
 class ReadPosition(UntrustedModel):
