@@ -255,7 +255,10 @@ def table(rows: list[dict[str, Any]], first: str, *, total: str = "**all**") -> 
 
 
 def report(
-    english: list[dict[str, Any]], languages: list[dict[str, Any]], real: list[dict[str, Any]], argv: list[str]
+    english: list[dict[str, Any]],
+    languages: list[dict[str, Any]],
+    real: list[dict[str, Any]],
+    argv: list[str],
 ) -> str:
     lines = [
         "## OCR quality and speed (`ocr`)",

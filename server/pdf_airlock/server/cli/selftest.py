@@ -20,6 +20,7 @@ __all__ = ["LAYERS", "missing_layers", "probe_layers", "render_table"]
 LAYERS: Final = SANDBOX_LAYERS
 _PROBE_DEADLINE_S: Final = 10.0
 _MAX_STATUS: Final = 200
+_MAX_OCR_STATUS: Final = 1000  # the OCR line names every installed language (at most 64)
 
 
 def job_limits(settings: Settings) -> dict[str, int]:
@@ -53,7 +54,7 @@ async def probe_layers(pool: Pool, settings: Settings, *, ocr: bool = False) -> 
         raise ToolError("crashed", "the probe child returned no layer report")
     layers = {name: str(untrusted_layers.get(name, "missing"))[:_MAX_STATUS] for name in LAYERS}
     if ocr:
-        layers["ocr"] = str(untrusted.get("ocr", "missing"))[:_MAX_STATUS]
+        layers["ocr"] = str(untrusted.get("ocr", "missing"))[:_MAX_OCR_STATUS]
     return layers
 
 

@@ -27,7 +27,10 @@ MAX_WORDS: Final = 20_000  # words of one page kept with their boxes
 # Two lines of two readings are the same line when their boxes overlap by this share of the
 # smaller one, vertically and horizontally.
 SAME_LINE: Final = 0.5
-MERGE_MARGIN: Final = 5.0  # confidence points another reading's line must gain to replace one
+# Confidence points by which another language's reading of a page must be surer than the
+# preferred language's to be kept instead (``pdf.ocr``: a German model reads an English page
+# nearly as surely as the English one, and the other way round).
+MERGE_MARGIN: Final = 5.0
 _CJK = (
     r"\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf"
     r"\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
@@ -235,10 +238,8 @@ def _overlap(a: ReadLine, b: ReadLine) -> bool:
 
 def merge(readings: list[Reading]) -> Reading:
     """One reading of the same image from several: the first reading's lines in its order, each
-    replaced by a matching line of another reading that is surer of it by at least
-    ``MERGE_MARGIN`` (so the first language keeps the lines the others read about as well:
-    a German model reads an English line nearly as surely as the English one, and the other
-    way round); lines only another reading found are placed after the last line above them."""
+    replaced by a matching line of another reading that is surer of it (a tie keeps the first);
+    lines only another reading found are placed after the last line above them."""
     if len(readings) == 1:
         return readings[0]
     chosen = list(readings[0].lines)
@@ -249,7 +250,7 @@ def merge(readings: list[Reading]) -> Reading:
             if match is None:
                 if not any(_overlap(mine, line) for mine in extra):
                     extra.append(line)
-            elif line.confidence >= chosen[match].confidence + MERGE_MARGIN:
+            elif line.confidence > chosen[match].confidence:
                 chosen[match] = replace(line, paragraph=chosen[match].paragraph)
     for line in sorted(extra, key=lambda item: item.top):
         above = [i for i, mine in enumerate(chosen) if mine.top <= line.top]
