@@ -221,16 +221,16 @@ def test_a_scan_is_read_at_its_own_resolution() -> None:
     --ocr-dpi."""
     import pypdfium2 as pdfium
 
-    from pdf_airlock.worker.pdf import ocr
+    from pdf_airlock.worker.pdf import ocr, ocrimage
 
     limits = ocr.OcrLimits()
     for dpi in (200, 150, 300):
         document = pdfium.PdfDocument(_pdf(Image.new("L", (round(8.5 * dpi), 11 * dpi), 255)))
-        scale = ocr._scale_for(document[0], 1, limits, scan=True)
+        scale = ocrimage.scale_for(document[0], 1, limits, scan=True)
         assert abs(scale * 72 - dpi) < 0.01
         bitmap = document[0].render(scale=scale)
         assert (bitmap.width, bitmap.height) == (round(8.5 * dpi), 11 * dpi)
     document = pdfium.PdfDocument(_pdf(Image.new("L", (5100, 6600), 255)))  # 600 dpi: over the budget
     budget = (limits.max_pixels / (612 * 792)) ** 0.5 * 72
-    assert budget - 1 < ocr._scale_for(document[0], 1, limits, scan=True) * 72 < budget
-    assert ocr._scale_for(document[0], 1, limits, scan=False) * 72 == limits.dpi
+    assert budget - 1 < ocrimage.scale_for(document[0], 1, limits, scan=True) * 72 < budget
+    assert ocrimage.scale_for(document[0], 1, limits, scan=False) * 72 == limits.dpi

@@ -5,12 +5,12 @@ the limits the supervisor sent with the job (``OcrLimits``, each checked against
 ``contract.OCR_LIMITS``). The page is rendered in grey and handed to Tesseract as raw pixels (no
 image decoder of Leptonica runs on document bytes):
 
-1. **Resolution.** A scan (a page whose text layer is absent or sparse and that is mostly one
-   image) is rendered at the image's own pixels per inch as placed, pixel for pixel, so
-   Tesseract sees the scanner's pixels, not a resampling of them; any other page at ``dpi``.
-   Either way within ``max_pixels`` (a page that would need fewer than ``min_dpi`` to fit is
-   refused with ``memory_limit``, so a 100k x 100k page never reaches the renderer) and never
-   under ``min_dpi``.
+1. **Resolution** (``pdf.ocrimage``). A scan (a page whose text layer is absent or sparse and
+   that is mostly one image) is rendered at the image's own pixels per inch as placed, pixel for
+   pixel, so Tesseract sees the scanner's pixels, not a resampling of them; any other page at
+   ``dpi``. Either way within ``max_pixels`` (a page that would need fewer than ``min_dpi`` to
+   fit is refused with ``memory_limit``, so a 100k x 100k page never reaches the renderer) and
+   never under ``min_dpi``.
 2. **Ink.** A page with almost no dark pixels (``MIN_INK_SHARE``) is blank: nothing is read.
 3. **Script and orientation.** With no language named, Tesseract's OSD finds the script and
    whether the page is turned; the page is rendered upright and read with the script's languages
@@ -48,7 +48,7 @@ from typing import Any, Final
 
 from pdf_airlock.worker import deadline
 from pdf_airlock.worker.contract import OCR_LIMITS, OCR_LIMITS_ARG, WorkerError
-from pdf_airlock.worker.pdf import ocrpass, ocrscripts
+from pdf_airlock.worker.pdf import ocrimage, ocrpass, ocrscripts
 
 __all__ = [
     "OcrLimits",
@@ -80,14 +80,6 @@ TESSDATA_DIRS: Final = (
 )
 OSD_DATA: Final = "osd"
 _NOT_LANGUAGES: Final = frozenset({OSD_DATA, "equ"})  # orientation/script and equation data
-# A page is a scan, read at its image's own resolution, when one image covers this much of it.
-SCAN_IMAGE_SHARE: Final = 0.5
-MAX_IMAGES_EXAMINED: Final = 500
-_IMAGE_DEPTH: Final = 4
-# Ink: a pixel darker than INK_LEVEL (of 255) is ink; under MIN_INK_SHARE of them, the page is
-# blank (at 300 dpi on a Letter page, about 1,700 pixels: a character or two of body text).
-INK_LEVEL: Final = 128
-MIN_INK_SHARE: Final = 0.0002
 NOISE_CONFIDENCE: Final = 30  # a reading this unsure of every word is noise: a blank page
 UNSURE: Final = 80  # a reading under this mean confidence is checked: turned? another script?
 PROBE_LINES: Final = 2  # lines of an unsure reading that the probes read
@@ -217,113 +209,6 @@ def check_languages(requested: list[str] | None) -> None:
         )
 
 
-# -- rendering ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Image:
-    pixels: bytes
-    width: int
-    height: int
-    stride: int
-    rotation: int  # clockwise degrees applied
-
-
-def _scan_scale(page: Any, width_pt: float, height_pt: float) -> float | None:
-    """Pixels per point of the image covering most of ``page`` (at least ``SCAN_IMAGE_SHARE``),
-    as placed; None when no image does."""
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as pdfium_c
-
-    area = width_pt * height_pt
-    best: tuple[float, float] | None = None  # (area covered, pixels per point)
-    objects = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=_IMAGE_DEPTH)
-    for count, obj in enumerate(objects):
-        if count >= MAX_IMAGES_EXAMINED:
-            break
-        try:
-            left, bottom, right, top = obj.get_bounds()
-            a, b, c, d, _e, _f = obj.get_matrix().get()
-            px_width, px_height = obj.get_px_size()
-        except (pdfium.PdfiumError, AttributeError, ValueError):
-            continue
-        covered = max(0.0, min(right, width_pt) - max(left, 0.0)) * max(
-            0.0, min(top, height_pt) - max(bottom, 0.0)
-        )
-        placed_w, placed_h = math.hypot(a, b), math.hypot(c, d)
-        if covered < SCAN_IMAGE_SHARE * area or not (placed_w > 0 and placed_h > 0) or px_width < 1:
-            continue
-        scale = max(px_width / placed_w, px_height / placed_h)
-        if math.isfinite(scale) and (best is None or covered > best[0]):
-            best = (covered, scale)
-    return None if best is None else best[1]
-
-
-def _scale_for(page: Any, page_number: int, limits: OcrLimits, scan: bool) -> float:
-    width_pt, height_pt = (float(v) for v in page.get_size())
-    if not (math.isfinite(width_pt) and math.isfinite(height_pt)) or width_pt <= 0 or height_pt <= 0:
-        raise WorkerError("malformed", f"page {page_number} has no usable size")
-    native = _scan_scale(page, width_pt, height_pt) if scan else None
-    scale = limits.dpi / POINTS_PER_INCH if native is None else native
-    scale = max(scale, limits.min_dpi / POINTS_PER_INCH)
-    if width_pt * height_pt * scale * scale > limits.max_pixels:
-        scale = math.sqrt(limits.max_pixels / (width_pt * height_pt)) * 0.999
-    if scale * POINTS_PER_INCH < limits.min_dpi:
-        raise WorkerError(
-            "memory_limit",
-            f"page {page_number} is too large to OCR: it would need more than {limits.max_pixels} pixels "
-            f"at {limits.min_dpi} dpi",
-            {"page": page_number, "max_pixels": limits.max_pixels},
-        )
-    # pixel for pixel: PDFium rounds a bitmap's size up, so a hair under the exact scale
-    return scale * (1 - 1e-9) if native is not None and scale == native else scale
-
-
-def _render(page: Any, page_number: int, scale: float, rotation: int) -> _Image:
-    import pypdfium2 as pdfium
-
-    try:
-        bitmap = page.render(scale=scale, rotation=rotation, grayscale=True, may_draw_forms=False)
-    except pdfium.PdfiumError as exc:
-        raise WorkerError("malformed", f"PDFium could not render page {page_number} for OCR") from exc
-    try:
-        return _Image(bytes(bitmap.buffer), bitmap.width, bitmap.height, bitmap.stride, rotation)
-    finally:
-        bitmap.close()
-
-
-_INK: Final = bytes(1 if value < INK_LEVEL else 0 for value in range(256))
-
-
-def _has_ink(image: _Image) -> bool:
-    if image.stride == image.width:
-        dark = image.pixels.translate(_INK).count(1)
-    else:
-        dark = sum(
-            image.pixels[row : row + image.width].translate(_INK).count(1)
-            for row in range(0, image.stride * image.height, image.stride)
-        )
-    return dark >= MIN_INK_SHARE * image.width * image.height
-
-
-def _to_page(page: Any, image: _Image) -> tuple[float, float, float, float, float, float]:
-    """The affine map from ``image`` (a rendering of ``page``) to its coordinates, read from
-    PDFium (``FPDF_DeviceToPage``, with the rotation it was rendered at) at three corners."""
-    import ctypes
-
-    import pypdfium2.raw as pdfium_c
-
-    width, height = image.width, image.height
-    corners = []
-    for x, y in ((0, 0), (width, 0), (0, height)):
-        px, py = ctypes.c_double(), ctypes.c_double()
-        rotate = image.rotation // 90
-        pdfium_c.FPDF_DeviceToPage(page.raw, 0, 0, width, height, rotate, x, y, px, py)
-        corners.append((px.value, py.value))
-    (ox, oy), (wx, wy), (hx, hy) = corners
-    return ((wx - ox) / width, (wy - oy) / width, (hx - ox) / height, (hy - oy) / height, ox, oy)
-
-
 # -- reading -----------------------------------------------------------------------------------
 
 
@@ -335,9 +220,9 @@ class _Page:
         self.number = page_number
         self.limits = limits
         self.stop = time.monotonic() + limits.page_timeout_ms / 1000
-        self.scale = _scale_for(page, page_number, limits, scan)
+        self.scale = ocrimage.scale_for(page, page_number, limits, scan)
         self.dpi = self.scale * POINTS_PER_INCH
-        self.image = _render(page, page_number, self.scale, 0)
+        self.image = ocrimage.render(page, page_number, self.scale, 0)
 
     def timeout(self) -> WorkerError:
         return WorkerError(
@@ -359,7 +244,7 @@ class _Page:
 
     def turn(self, rotation: int) -> None:
         if rotation != self.image.rotation:
-            self.image = _render(self.page, self.number, self.scale, rotation)
+            self.image = ocrimage.render(self.page, self.number, self.scale, rotation)
 
     def detect(self) -> tuple[str | None, int]:
         """OSD's script name (None: unsure) and the clockwise turn that sets the page upright."""
@@ -503,7 +388,7 @@ def recognise(
     with deadline.armed(seconds, envelope):
         ocr = _Page(page, page_number, limits, scan)
         dpi = round(ocr.dpi, 2)
-        if not _has_ink(ocr.image):
+        if not ocrimage.has_ink(ocr.image):
             return OcrText("", 0, dpi, (), blank=True)
         if requested is None:
             reading, used = _read_detected(ocr)
@@ -515,7 +400,7 @@ def recognise(
         kept = [line.language for line in reading.lines]
         languages_used = tuple(lang for lang in used if lang in kept) or tuple(used[:1])
         words = _words(reading) if with_words else ()
-        to_page = _to_page(page, ocr.image) if words else IDENTITY
+        to_page = ocrimage.to_page(page, ocr.image) if words else IDENTITY
         return OcrText(
             text=reading.text(),
             confidence=max(0, min(100, round(reading.confidence))),
