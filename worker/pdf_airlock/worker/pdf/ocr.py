@@ -332,10 +332,10 @@ def _read_detected(ocr: _Page) -> tuple[ocrpass.Reading, list[str]]:
 
 
 def _read_script(ocr: _Page, script: str | None, installed: set[str]) -> tuple[ocrpass.Reading, list[str]]:
-    """The page read by the first language of ``script``, then by the other it calls for
-    (``ocrscripts.languages_for``); one reading is kept whole: the preferred language's (the
-    best-scoring one, or for a script whose candidates are all read the surest), unless another
-    is surer of the page by ``ocrpass.MERGE_MARGIN``."""
+    """The page read by the first language of ``script``, then by the others it calls for
+    (``ocrscripts.languages_for``, in order of preference); one reading is kept whole: the first
+    in that order that is at most ``ocrpass.MERGE_MARGIN`` less sure of the page than the surest
+    (for a script whose candidates are all read, the surest)."""
     first, _others = ocrscripts.candidates(script, installed)
     readings = {first: ocr.read(first)}
     wanted = ocrscripts.languages_for(script, installed, readings[first].text())

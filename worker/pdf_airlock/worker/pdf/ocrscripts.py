@@ -8,7 +8,8 @@ Latin, Cyrillic and Arabic, the first reading's words are matched against each c
 frequent short words (``MARKERS``, compared without accents and case, so an English reading of
 German still shows ``und``, ``der``, ``nicht``): the best-scoring other language, when it scores
 at least ``MIN_MARKER_SHARE`` of the words and no less than the first language, reads the page
-too, and its reading is kept unless the first language's was clearly surer (``pdf.ocr``).
+too (and the runner-up, when it scores close), and the surest of their readings is kept unless
+the first language's was clearly surer (``pdf.ocr``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ FALLBACK: Final = "eng"  # no script found, or its languages are not installed
 # The first language of every script: what a page is tried with when its reading is unsure.
 PROBES: Final = tuple(dict.fromkeys(first for first, _others in SCRIPTS.values()))
 MIN_MARKER_SHARE: Final = 0.04
+# The runner-up is read too when it scores at least this share of the best: languages that share
+# short words (Italian's and Vietnamese's "da", "con" as an English reading spells them).
+CLOSE_SHARE: Final = 0.7
 
 _MARKER_WORDS: Final[dict[str, str]] = {
     "eng": "the and of to in is was for that with by on as are from this which it be at an has have not were",
@@ -60,7 +64,8 @@ _MARKER_WORDS: Final[dict[str, str]] = {
     "ces": "a v se na je že s z do to jako od by byl pro jeho které který ale po při jsou",
     "swe": "och i att det som en på är av för med till den har de inte om ett var sedan efter",
     "tur": "ve bir bu da de için ile olarak olan çok daha gibi en kadar sonra her ise değil ne",
-    "vie": "và của là có trong được các cho với không người những một này đã từ",
+    "vie": "và của là có trong được các cho với không người những một này đã từ đến khi về như nhiều năm "
+    "thì cũng hai theo",
     "ind": "dan yang di ini itu dengan untuk dari dalam tidak akan pada juga ke adalah oleh sebagai atau "
     "mereka",
     "rus": "и в не на что с по как это из к у для был была от его но или также чтобы между её еще уже",
@@ -100,8 +105,9 @@ def candidates(script: str | None, installed: set[str]) -> tuple[str, list[str]]
 
 def languages_for(script: str | None, installed: set[str], first_text: str) -> list[str]:
     """The languages that may read a page of ``script``, given the first language's reading
-    ``first_text``: the first language alone; or the best-scoring other language, then the
-    first; or, for ``ALWAYS_BOTH``, every candidate (their readings are compared)."""
+    ``first_text``, in order of preference: the first language alone; or the best-scoring other
+    language (and the runner-up when it scores close), then the first; or, for ``ALWAYS_BOTH``,
+    every candidate (their readings are compared)."""
     first, others = candidates(script, installed)
     if not others:
         return [first]
@@ -111,7 +117,9 @@ def languages_for(script: str | None, installed: set[str], first_text: str) -> l
     scored = [(lang, _share(words, lang)) for lang in others if lang in MARKERS]
     if not scored:
         return [first]
-    best, share = max(scored, key=lambda item: item[1])
-    if share >= MIN_MARKER_SHARE and share >= _share(words, first):
-        return [best, first]
-    return [first]
+    scored.sort(key=lambda item: -item[1])
+    best, share = scored[0]
+    if share < MIN_MARKER_SHARE or share < _share(words, first):
+        return [first]
+    close = [lang for lang, other in scored[1:2] if other >= CLOSE_SHARE * share and other > 0]
+    return [best, *close, first]
