@@ -17,7 +17,7 @@ layout), with the arguments the supervisor sends for the tool's defaults, twice:
 
 Both outcomes are judged by ``pdf_airlock.server.pool.verdict.classify`` (so both results are JSON
 round-tripped and both errors are supervisor codes), then validated like
-``pdf_airlock.server.calls.App.run_job`` does (a result its model refuses is ``crashed``). A document's
+``pdf_airlock.server.app.calls.App.run_job`` does (a result its model refuses is ``crashed``). A document's
 sandbox jobs run in parallel (``--jobs``), then its in-process jobs one after the other, so the two never
 share the CPU. Classes of difference:
 
@@ -71,8 +71,7 @@ from pydantic import BaseModel, ValidationError
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pdf_airlock.server.calls import _clean_tree  # noqa: E402 - the supervisor's own sanitising, before validation
-from pdf_airlock.server.cli.selftest import job_limits  # noqa: E402
+from pdf_airlock.server.app.calls import _clean_tree  # noqa: E402 - the supervisor's own sanitising, before validation
 from pdf_airlock.server.config import DEFAULTS, Settings  # noqa: E402
 from pdf_airlock.server.errors import ToolError  # noqa: E402
 from pdf_airlock.server.log import configure_logging, report_logger  # noqa: E402
@@ -278,7 +277,7 @@ async def run_sandboxed(pool: Pool, settings: Settings, job: Job, fd: int) -> Si
             job.kind,
             job.args,
             fd,
-            limits=job_limits(settings),
+            limits=settings.job_limits(),
             deadline_s=settings.timeout_s,
             sandbox=settings.sandbox_spec(),
         )
@@ -314,12 +313,12 @@ class InProcess:
     input from ``CHILD_INPUT_FD``, which points at the document's memfd for the call."""
 
     def __init__(self, settings: Settings, guard_s: float | None = IN_PROCESS_GUARD_S) -> None:
-        from pdf_airlock.worker.sandbox.layers import Limits
+        from pdf_airlock.worker.contract import Limits
         from pdf_airlock.worker.warmup import warm_up
 
         warm_up()  # the zygote's warm-up, so both sides run the same (patched, preloaded) code
         self.settings = settings
-        self.limits = Limits(**job_limits(settings))
+        self.limits = Limits(**settings.job_limits())
         self.guard_s = guard_s
 
     def run(self, job: Job, fd: int) -> Side:

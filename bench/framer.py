@@ -1,6 +1,6 @@
 """Cost of framing one long message: ``python bench/framer.py [--mib 16 64 128] [--old REV]``.
 
-A single message of each size is fed to the stdio transport's framer (``pdf_airlock.server.mcp.framing``) in
+A single message of each size is fed to the stdio transport's framer (``pdf_airlock.server.stdio.framing``) in
 64 KiB reads, as the transport reads stdin, once newline-delimited and once with a
 ``Content-Length`` header. Prints, per framing, size and code: the CPU time to frame it, the
 peak of memory allocated meanwhile (tracemalloc, the body still held, as its consumer holds
@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pdf_airlock.server.mcp import framing as framing_module  # noqa: E402
+from pdf_airlock.server.stdio import framing as framing_module  # noqa: E402
 
 READ = 1 << 16
 MIB = 1 << 20
@@ -47,7 +47,7 @@ class _CountingBuffer(bytearray):
 
 def load_old(revision: str) -> ModuleType:
     """The framer's module as it is at ``revision``, imported under another name."""
-    for where in ("server/pdf_airlock/server/mcp/framing.py", "server/transport.py"):
+    for where in ("server/pdf_airlock/server/stdio/framing.py", "server/transport.py"):
         shown = subprocess.run(
             ["git", "show", f"{revision}:{where}"], cwd=ROOT, capture_output=True, check=False
         )

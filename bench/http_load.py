@@ -6,7 +6,7 @@ auth (an RSA key and a JWKS file made here). Both are driven by the real ``mcp``
 1-page ``pdf_read`` calls of one text page:
 
 - one at a time: stdio and HTTP (each with its direct ``tools/call`` route, and without it:
-  ``PDF_AIRLOCK_FAST_CALLS=0``) take turns call by call, so all see the same load, each call
+  ``PDF_AIRLOCK_DIRECT_CALLS=0``) take turns call by call, so all see the same load, each call
   after a pause (``--pause-ms``) that lets the previous call's server finish its own work
   (its zygote forks and warms the next spare): a client of one server never waits on another
   server's spare. The per-call overhead of HTTP + auth is the median of the paired differences
@@ -70,10 +70,10 @@ DOCUMENT = "text-1.pdf"
 CALL = {"path": DOCUMENT, "pages": "1"}
 MARKERS = ("<!-- HTTP-LOAD -->", "<!-- /HTTP-LOAD -->")
 STDIO = "stdio (direct `tools/call` route, the default)"
-STDIO_SDK = "stdio, SDK route (`PDF_AIRLOCK_FAST_CALLS=0`)"
+STDIO_SDK = "stdio, SDK route (`PDF_AIRLOCK_DIRECT_CALLS=0`)"
 HTTP_OPEN = "Streamable HTTP, no auth (loopback), direct route"
 HTTP = "Streamable HTTP + auth, direct route (the default)"
-HTTP_SDK = "Streamable HTTP + auth, SDK route (`PDF_AIRLOCK_FAST_CALLS=0`)"
+HTTP_SDK = "Streamable HTTP + auth, SDK route (`PDF_AIRLOCK_DIRECT_CALLS=0`)"
 BARE_STDIO = "stdio, no client library (a JSON line on a pipe)"
 BARE_HTTP = "Streamable HTTP + auth, no client library (a request on a kept-alive socket)"
 TS_STDIO = "stdio, TypeScript SDK client"
@@ -110,7 +110,7 @@ def token(key: rsa.RSAPrivateKey) -> str:
 
 
 def fast_calls_env(direct: bool) -> dict[str, str]:
-    return {**os.environ, "PDF_AIRLOCK_FAST_CALLS": "1" if direct else "0"}
+    return {**os.environ, "PDF_AIRLOCK_DIRECT_CALLS": "1" if direct else "0"}
 
 
 def cpu_s(pid: int) -> float:

@@ -122,8 +122,8 @@ def client_validation_ms(result: Any, schema: dict[str, Any], runs: int) -> floa
 
 async def routes_side_by_side(folder: Path, direct: Client, runs: int) -> tuple[float, float]:
     """1-page ``pdf_read`` on the direct ``tools/call`` route and, alternating with it, on a
-    second server with the route off (``PDF_AIRLOCK_FAST_CALLS=0``: every call through the SDK)."""
-    off = params(folder, "--cache-mb", "0", env={"PDF_AIRLOCK_FAST_CALLS": "0"})
+    second server with the route off (``PDF_AIRLOCK_DIRECT_CALLS=0``: every call through the SDK)."""
+    off = params(folder, "--cache-mb", "0", env={"PDF_AIRLOCK_DIRECT_CALLS": "0"})
     arguments = {"path": "text-1.pdf"}
     async with Client(off, mode="legacy") as sdk:
         await sdk.call_tool("pdf_info", arguments)  # zygote warm

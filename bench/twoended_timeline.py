@@ -30,7 +30,7 @@ from corpus import build  # noqa: E402
 from mcp_bench import fresh_copy  # noqa: E402
 
 import pdf_airlock.server.tools.read_two_ended as twoended  # noqa: E402
-from pdf_airlock.server.calls import App  # noqa: E402
+from pdf_airlock.server.app.calls import App  # noqa: E402
 from pdf_airlock.server.config import Settings  # noqa: E402
 from pdf_airlock.server.log import configure_logging  # noqa: E402
 from pdf_airlock.server.pool.pool import Pool  # noqa: E402

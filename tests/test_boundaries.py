@@ -66,8 +66,9 @@ def test_server_source_never_imports_pdf_engines() -> None:
 
 def test_supervisor_process_loads_no_pdf_engine() -> None:
     code = (
-        "import json, sys; import pdf_airlock.server.mcp.startup, pdf_airlock.server.cli.main; "
-        "import pdf_airlock.server.calls, pdf_airlock.server.tools.registry, pdf_airlock.server.batch.run; "
+        "import json, sys; import pdf_airlock.server.stdio.startup, pdf_airlock.server.cli.main; "
+        "import pdf_airlock.server.app.calls, pdf_airlock.server.tools.registry; "
+        "import pdf_airlock.server.batch.run; "
         "print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run(

@@ -19,7 +19,7 @@ import pytest
 import structlog
 from conftest import HELLO_PAGES, PROJECT, initialize_request, server_command
 
-from pdf_airlock.server.cache import KEY_BYTES, CacheKeyError, ResultCache, prepare_key_file
+from pdf_airlock.server.app.cache import KEY_BYTES, CacheKeyError, ResultCache, prepare_key_file
 from pdf_airlock.worker.contract import OCR_LIMITS, OCR_LIMITS_ARG
 
 MIB = 1 << 20

@@ -29,7 +29,7 @@ import pytest
 import structlog
 
 import pdf_airlock.server.tools.cursors
-from pdf_airlock.server.cache import (
+from pdf_airlock.server.app.cache import (
     CacheDirError,
     CacheKeyError,
     ResultCache,

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 from conftest import ALL_TOOLS, PROJECT, initialize_request, server_command
 
-from pdf_airlock.server.mcp.direct_calls import FAST_CALLS_ENV
+from pdf_airlock.server.mcp.direct_calls import DIRECT_CALLS_ENV
 from pdf_airlock.server.mcp.handshake import FAST_HANDSHAKE_ENV, HANDSHAKE_VERSIONS
 
 CALLS: list[dict[str, Any]] = [
@@ -41,7 +41,7 @@ class Pipe:
     def __init__(self, root: Path, direct: bool) -> None:
         # The reference is the SDK alone: no direct route and no early answers before it loads.
         switch = "1" if direct else "0"
-        env = {**os.environ, FAST_CALLS_ENV: switch, FAST_HANDSHAKE_ENV: switch}
+        env = {**os.environ, DIRECT_CALLS_ENV: switch, FAST_HANDSHAKE_ENV: switch}
         self.proc = subprocess.Popen(
             server_command(root, "--log-level", "debug", "--cache-mb", "0"),
             stdin=subprocess.PIPE,
@@ -183,16 +183,16 @@ def plain(**params: Any) -> dict[str, Any]:
     ],
 )
 def test_unusual_calls_are_left_to_the_sdk(message: dict[str, Any]) -> None:
-    from pdf_airlock.server.mcp.direct_calls import FastCalls
+    from pdf_airlock.server.mcp.direct_calls import DirectCalls
 
-    route = FastCalls(cast(Any, None), frozenset({"pdf_read"}))
+    route = DirectCalls(cast(Any, None), frozenset({"pdf_read"}))
     assert route.route(message, "2025-11-25") is None
 
 
 def test_plain_calls_take_the_route_only_on_a_handshake_era_session() -> None:
-    from pdf_airlock.server.mcp.direct_calls import FastCalls
+    from pdf_airlock.server.mcp.direct_calls import DirectCalls
 
-    route = FastCalls(cast(Any, None), frozenset({"pdf_read"}))
+    route = DirectCalls(cast(Any, None), frozenset({"pdf_read"}))
     call = route.route(plain(arguments={"path": "a.pdf"}, _meta={"progressToken": "t"}), "2025-06-18")
     assert call is not None and call.request_id == 5 and call.progress_token == "t"
     assert route.route(plain(), "2026-07-28") is None

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from pdf_airlock.server.calls import App
+from pdf_airlock.server.app.calls import App
 from pdf_airlock.server.config import Settings
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool

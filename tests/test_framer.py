@@ -1,8 +1,8 @@
 """The stdio framer in process: linear search, memory near a frame's size, the id of an
 oversized frame, and answers that do not depend on where reads cut the stream.
 
-The framer is driven directly (``pdf_airlock.server.mcp.framing.Framer``); ``tests/test_stdio_raw.py`` checks
-the same refusals over a real server's stdio.
+The framer is driven directly (``pdf_airlock.server.stdio.framing.Framer``);
+``tests/test_stdio_raw.py`` checks the same refusals over a real server's stdio.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pdf_airlock.server.mcp.framing import Framer, Rejected
+from pdf_airlock.server.stdio.framing import Framer, Rejected
 
 READ = 1 << 16  # what the transport reads from stdin at once
 MIB = 1 << 20

@@ -73,7 +73,7 @@ async def sdk_answer(request: dict[str, Any]) -> bytes:
 
 
 def build_server_for_test() -> Any:
-    from pdf_airlock.server.calls import App
+    from pdf_airlock.server.app.calls import App
 
     return build_server(App(Settings(roots=(PROJECT,)), Pool(1, 1, 1.0, 1.0)))
 
@@ -245,8 +245,8 @@ async def test_real_client_lists_and_calls_right_after_the_handshake(docs: Path,
 def test_serve_path_does_not_import_the_sdk() -> None:
     """What runs before the first answer: no mcp SDK, no tool models, no PDF engine."""
     code = (
-        "import json, sys; import pdf_airlock.server.cli.main, pdf_airlock.server.mcp.startup; "
-        "import pdf_airlock.server.mcp.stdio, pdf_airlock.server.mcp.handshake; "
+        "import json, sys; import pdf_airlock.server.cli.main, pdf_airlock.server.stdio.startup; "
+        "import pdf_airlock.server.stdio.transport, pdf_airlock.server.mcp.handshake; "
         "print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run(

@@ -4,7 +4,7 @@ and audits calls the same, and cancelling a direct call (by ``notifications/canc
 going away) kills its job child.
 
 Two real servers on real ports over the same folder, one with the route (the default) and one
-without (``PDF_AIRLOCK_FAST_CALLS=0``), driven with raw HTTP so every byte is seen.
+without (``PDF_AIRLOCK_DIRECT_CALLS=0``), driven with raw HTTP so every byte is seen.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from conftest import initialize_request
 from http_server import RunningServer, http_server
 
-from pdf_airlock.server.mcp.direct_calls import FAST_CALLS_ENV
+from pdf_airlock.server.mcp.direct_calls import DIRECT_CALLS_ENV
 from pdf_airlock.server.mcp.handshake import HANDSHAKE_VERSIONS
 
 CALLS: list[dict[str, Any]] = [
@@ -51,7 +51,7 @@ def servers(docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
     flags = ("--log-level", "debug", "--cache-mb", "0")
     with (
         http_server(docs, logs / "direct.log", *flags) as direct,
-        http_server(docs, logs / "sdk.log", *flags, env={FAST_CALLS_ENV: "0"}) as sdk,
+        http_server(docs, logs / "sdk.log", *flags, env={DIRECT_CALLS_ENV: "0"}) as sdk,
     ):
         yield {True: direct, False: sdk}
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from pdf_airlock.server.app.policy import Limiter, PolicyError, Rule, load_policy
+from pdf_airlock.server.app.principal import Principal
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.http.policy import Limiter, PolicyError, Rule, load_policy
-from pdf_airlock.server.http.principal import Principal
 
 
 def _policy(tmp_path: Path, text: str) -> Path:

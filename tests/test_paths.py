@@ -20,8 +20,8 @@ import pdfs
 import pytest
 from conftest import HELLO_PAGES, connect
 
+from pdf_airlock.server.boundary.paths import PathPolicy, _hash_fd, within
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import PathPolicy, _hash_fd, within
 
 SECRET_TEXT = "Beside the root, not inside it."
 # The module's own limits, spelled out: a test that imported them would follow a changed value.
@@ -394,7 +394,7 @@ class HashSpy:
 
 def test_an_unchanged_file_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spy = HashSpy()
-    monkeypatch.setattr("pdf_airlock.server.policy.paths._hash_fd", spy)
+    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", spy)
     target = tmp_path / "a.pdf"
     target.write_bytes(b"%PDF-one")
     policy = PathPolicy([tmp_path], 1000)
@@ -416,7 +416,7 @@ def test_the_async_open_remembers_digests_and_reads_to_the_cap_and_one_byte(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spy = HashSpy()
-    monkeypatch.setattr("pdf_airlock.server.policy.paths._hash_fd", spy)
+    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", spy)
     data = b"%PDF-" + b"a" * 95
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "cap.pdf").write_bytes(data)
@@ -435,7 +435,7 @@ def test_the_async_open_remembers_digests_and_reads_to_the_cap_and_one_byte(
 def test_a_file_that_grew_past_the_cap_while_hashed_is_refused_async(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("pdf_airlock.server.policy.paths._hash_fd", HashSpy(extra=1))
+    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", HashSpy(extra=1))
     (tmp_path / "a.pdf").write_bytes(b"%PDF-grows")
     policy = PathPolicy([tmp_path], 10)
     before = len(os.listdir("/proc/self/fd"))
@@ -448,7 +448,7 @@ def test_a_file_that_grew_past_the_cap_while_hashed_is_refused_async(
 def test_a_file_that_grew_while_hashed_is_not_remembered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("pdf_airlock.server.policy.paths._hash_fd", HashSpy(extra=5))
+    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", HashSpy(extra=5))
     (tmp_path / "a.pdf").write_bytes(b"%PDF-grows")
     policy = PathPolicy([tmp_path], 15)
     document = policy.open_path("a.pdf")

@@ -10,8 +10,8 @@ from typing import Any
 import pdfs
 import pytest
 
+from pdf_airlock.server.boundary.paths import Document, PathPolicy
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document, PathPolicy
 from pdf_airlock.server.tools import base as tools
 from pdf_airlock.server.tools.outline import PdfOutlineOutput, PdfOutlineUntrusted
 from pdf_airlock.server.tools.read import PdfReadOutput, PdfReadUntrusted

@@ -1,5 +1,5 @@
-"""Text hygiene on strings from a job child (server/pdf_airlock/server/policy/sanitize.py), exact results per
-case."""
+"""Text hygiene on strings from a job child (server/pdf_airlock/server/boundary/sanitize.py),
+exact results per case."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import base64
 
 import pytest
 
-import pdf_airlock.server.policy.sanitize as sanitize
-from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
+import pdf_airlock.server.boundary.sanitize as sanitize
+from pdf_airlock.server.boundary.sanitize import clean_text, removal_warnings
 
 
 @pytest.mark.parametrize(

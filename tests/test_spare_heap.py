@@ -23,7 +23,7 @@ from pdf_airlock.worker.warmup import warm_up
 warm_up()
 from pdf_airlock.worker import child
 from pdf_airlock.worker.parsers import get_parser
-from pdf_airlock.worker.sandbox.layers import Limits
+from pdf_airlock.worker.contract import Limits
 from pdf_airlock.worker.zygote import warm_pdf
 
 warm, data = warm_pdf(), open(sys.argv[1], "rb").read()

@@ -36,6 +36,7 @@ from typing import Any, Final, NoReturn
 from pdf_airlock.worker import progress, strict_loads
 from pdf_airlock.worker.contract import PROBE_KIND, WorkerError
 from pdf_airlock.worker.parsers import get_parser
+from pdf_airlock.worker.probe import run_probe
 from pdf_airlock.worker.sandbox.layers import (
     CHILD_INPUT_FD,
     CHILD_RESULT_FD,
@@ -106,12 +107,7 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
     kind = str(job["kind"])
     try:
         if kind == PROBE_KIND:
-            probe: dict[str, Any] = {"layers": report.layers, "micros": report.micros}
-            if job["args"].get("ocr"):  # ``pdf-airlock self-test``: an OCR job in the sandbox too
-                from pdf_airlock.worker.pdf.ocr import self_check
-
-                probe["ocr"] = self_check(job["args"])
-            return {"ok": True, "result": probe}
+            return {"ok": True, "result": run_probe(job["args"], report)}
         from pdf_airlock.worker.pdf.opening import apply_decode_limits
 
         apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)

@@ -61,9 +61,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pdf_airlock.worker.child import run_spare
-from pdf_airlock.worker.contract import PROBE_KIND, TEST_HOOKS_ENV, TEST_KINDS
+from pdf_airlock.worker.contract import PROBE_KIND, TEST_HOOKS_ENV, TEST_KINDS, Limits
 from pdf_airlock.worker.parsers import TOOL_KINDS
-from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, Limits, SandboxPolicy
+from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, SandboxPolicy
 from pdf_airlock.worker.sandbox.process import fork_bare
 
 __all__ = ["main"]

@@ -25,17 +25,17 @@ import structlog
 import uvicorn
 
 from pdf_airlock.server import __version__
-from pdf_airlock.server.calls import App
-from pdf_airlock.server.cli.selftest import missing_layers, probe_layers, summary
+from pdf_airlock.server.app.calls import App
+from pdf_airlock.server.app.policy import Policy, PolicyError, load_policy
 from pdf_airlock.server.config import DEFAULTS, Settings
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.http.app import build_asgi
 from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions, UsageError, http_options
-from pdf_airlock.server.http.policy import Policy, PolicyError, load_policy
+from pdf_airlock.server.http.routes import build_asgi
 from pdf_airlock.server.http.wire import CoalescingHttpProtocol
 from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.probe import missing_layers, probe_layers, summary
 
 __all__ = ["main", "serve_http"]
 

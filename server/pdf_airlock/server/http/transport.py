@@ -82,7 +82,7 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from pdf_airlock.server.http.direct import SESSION_SLOT, DirectCall, DirectCalls, SessionSlot
+from pdf_airlock.server.http.direct import SESSION_SLOT, DirectCall, DirectRoute, SessionSlot
 from pdf_airlock.server.http.events import EventBudget, SessionEvents
 
 __all__ = ["JSON_HOLD_S", "LazyJsonTransport", "SessionManager"]
@@ -110,7 +110,7 @@ class _Running:
 class LazyJsonTransport(StreamableHTTPServerTransport):
     """One session's transport: direct calls, JSON for a request answered at once, SSE otherwise."""
 
-    def __init__(self, *args: Any, direct: DirectCalls | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, direct: DirectRoute | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.direct = direct
         self.slot = SessionSlot()
@@ -333,7 +333,7 @@ class SessionManager(StreamableHTTPSessionManager):
 
     event_budget: EventBudget | None = None
 
-    def __init__(self, *args: Any, direct: DirectCalls | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, direct: DirectRoute | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.direct = direct
 

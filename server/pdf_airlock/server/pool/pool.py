@@ -21,7 +21,7 @@ Invariants:
   (``assigned``); any other job goes through the zygote as before. Either way the zygote owns the child:
   deadline, kill, reap, exit report.
 - With ``--documents-per-child`` > 1 (opt-in), a job that comes with a ``share`` (its client
-  and root, ``pdf_airlock.server.calls``) goes first to a resident child of the same spec and
+  and root, ``pdf_airlock.server.app.calls``) goes first to a resident child of the same spec and
   share (``pdf_airlock.server.pool.spares.Residents``); a child that answered well and has not
   grown its address space by more than a quarter of the memory budget over the zygote's is kept
   as such a resident (the zygote is told ``released``: no deadline while it
@@ -50,9 +50,9 @@ import anyio.abc
 import anyio.lowlevel
 import structlog
 
+from pdf_airlock.server.boundary.sanitize import clean_text
 from pdf_airlock.server.config import DEFAULTS
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.sanitize import clean_text
 from pdf_airlock.server.pool.child_output import (
     JobOutcome,
     LineFn,

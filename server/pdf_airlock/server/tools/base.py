@@ -17,8 +17,8 @@ from typing import Any, Final, Protocol, TypeVar
 import mcp_types as types
 from pydantic import BaseModel
 
+from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.pool.child_output import LineFn, ProgressFn
 from pdf_airlock.server.tools.cursors import decode_cursor, encode_cursor
 from pdf_airlock.server.tools.models import READ_ENGINES, DocumentInput, output_schema
@@ -50,7 +50,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 class JobRunner(Protocol):
     """What a tool needs from the server: run a job kind on an open document (implemented by
-    ``pdf_airlock.server.calls.App``; a Protocol, so tool code is typed without importing it)."""
+    ``pdf_airlock.server.app.calls.App``; a Protocol, so tool code is typed without importing it)."""
 
     workers: int
     max_result_bytes: int
@@ -88,7 +88,7 @@ class JobRunner(Protocol):
         arrive, before the envelope."""
 
 
-# The interface a tool needs from the server (``pdf_airlock.server.calls.App`` implements it).
+# The interface a tool needs from the server (``pdf_airlock.server.app.calls.App`` implements it).
 Content = list[types.TextContent | types.ImageContent]
 # A tool returns its structured result and either its text fallback or all its content blocks.
 ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | Content]]]

@@ -48,19 +48,18 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
 import anyio.lowlevel
 import structlog
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from pdf_airlock.server.boundary.paths import Document
+from pdf_airlock.server.boundary.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document
-from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.pool.child_output import ProgressFn
 from pdf_airlock.server.tools.base import JobRunner
-from pdf_airlock.server.tools.read import PdfReadUntrusted
 from pdf_airlock.server.tools.untrusted import (
     MAX_COUNT,
     MAX_OFFSET,
@@ -105,10 +104,11 @@ class StreamLine(UntrustedModel):
     page: StreamedPage | None = None
 
 
+ReadT = TypeVar("ReadT", bound=BaseModel)
 log = structlog.get_logger("pdf_airlock.twoended")
 
 MIN_TWO_ENDED_BYTES: Final = 8 * 1024
-_MAX_WARNINGS: Final = 100  # what the child keeps, and what PdfReadUntrusted admits
+_MAX_WARNINGS: Final = 100  # what the child keeps, and what the read's untrusted model admits
 # The envelope's own fields (ok, engine, counts, next, brackets) next to its pages' lines.
 _ENVELOPE_BYTES: Final = 512
 # Idle spares a backward child must leave behind: with none left, the zygote forks and warms up
@@ -147,7 +147,7 @@ class _Stream:
         return todo - 1 if self.top is None else min(todo - 1, self.top)
 
 
-class _TwoEnded:
+class _TwoEnded(Generic[ReadT]):
     """The merge: positions placed in order from 0 until the selection or the budget ends.
 
     ``start_backward`` starts a backward child's job (given the one it replaces, if any);
@@ -158,6 +158,7 @@ class _TwoEnded:
     def __init__(
         self,
         job_args: dict[str, Any],
+        model: type[ReadT],
         start_backward: Callable[[_Stream | None], object] = lambda _after: None,
         room: Callable[[], bool] = lambda: False,
         *,
@@ -165,6 +166,7 @@ class _TwoEnded:
         on_selection: Callable[[StreamedSelection], object] = lambda _selection: None,
     ) -> None:
         self.args = job_args
+        self.model = model
         self.start_backward = start_backward
         self.room = room
         self.report_progress = report_progress
@@ -215,7 +217,7 @@ class _TwoEnded:
                     "pdf_read",
                     args,
                     document,
-                    PdfReadUntrusted,
+                    self.model,
                     report=False,
                     on_line=lambda line: self.on_line(stream, line),
                 )
@@ -424,7 +426,7 @@ class _TwoEnded:
             self.reported += 1
             await progress(self.reported, self.todo)
 
-    def answer(self, max_result_bytes: int) -> tuple[PdfReadUntrusted, list[str]]:
+    def answer(self, max_result_bytes: int) -> tuple[ReadT, list[str]]:
         selection = self.forward.selection
         assert selection is not None and self.done
         kept = self.warnings[:_MAX_WARNINGS]
@@ -450,7 +452,7 @@ class _TwoEnded:
             warnings.append(text)
             removed += count
         try:
-            result = PdfReadUntrusted.model_validate(raw | {"pages": pages, "warnings": warnings})
+            result = self.model.model_validate(raw | {"pages": pages, "warnings": warnings})
         except ValidationError as exc:
             log.error("invalid_job_result", kind="pdf_read", errors=exc.error_count())
             raise ToolError("crashed", "the job child returned a result that failed validation") from exc
@@ -479,9 +481,10 @@ def _check_envelope_size(raw: dict[str, Any], max_result_bytes: int) -> None:
 
 
 async def two_ended_read(
-    runner: JobRunner, job_args: dict[str, Any], document: Document
-) -> tuple[PdfReadUntrusted, list[str]] | None:
-    """The answer read from both ends, or None when this read should take the single child."""
+    runner: JobRunner, job_args: dict[str, Any], document: Document, model: type[ReadT]
+) -> tuple[ReadT, list[str]] | None:
+    """The answer read from both ends, validated by ``model`` (``pdf_read``'s untrusted result),
+    or None when this read should take the single child."""
     # The forward child takes a spare as a single child would; the backward one is gated later.
     if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES:
         return None
@@ -505,6 +508,7 @@ async def two_ended_read(
 
     read = _TwoEnded(
         job_args,
+        model,
         lambda after: start(read.backward, after),
         lambda: _room_for(runner, 1),
         report_progress=progress is not None,
@@ -536,9 +540,7 @@ async def two_ended_read(
     if error is not None and error.code == "output_limit":
         # Streamed lines take a few bytes more than the single envelope: only the single child
         # can tell whether its own answer fits. Progress already sent must not start over.
-        return await runner.run_job(
-            "pdf_read", job_args, document, PdfReadUntrusted, report=read.reported == 0
-        )
+        return await runner.run_job("pdf_read", job_args, document, model, report=read.reported == 0)
     if error is not None:
         raise error
     raise ToolError("crashed", "the reading job child ended before it had streamed every page")

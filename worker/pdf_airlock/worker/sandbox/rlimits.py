@@ -7,10 +7,9 @@ import math
 import os
 import resource
 import time
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:
-    from pdf_airlock.worker.sandbox.layers import Limits
+from pdf_airlock.worker.contract import Limits
 
 __all__ = ["address_space_now", "apply_rlimits", "cpu_hard_limit", "renew_cpu"]
 

@@ -27,12 +27,12 @@ import structlog
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from pdf_airlock.server.audit import current as current_audit
-from pdf_airlock.server.calls import App, Gate
+from pdf_airlock.server.app.audit import current as current_audit
+from pdf_airlock.server.app.calls import App, Gate
+from pdf_airlock.server.app.policy import Approval
+from pdf_airlock.server.boundary.paths import Document
+from pdf_airlock.server.boundary.sanitize import clean_text
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.http.policy import Approval
-from pdf_airlock.server.policy.paths import Document
-from pdf_airlock.server.policy.sanitize import clean_text
 
 __all__ = ["APPROVE_SCHEMA", "HIGH_RISK_EXEMPT", "Approvals"]
 

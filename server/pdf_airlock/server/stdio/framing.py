@@ -1,5 +1,5 @@
 """Framing of the stdio transport: the input byte stream cut into JSON-RPC messages, and
-messages encoded for the output, with no I/O of its own (``pdf_airlock.server.mcp.stdio`` reads
+messages encoded for the output, with no I/O of its own (``pdf_airlock.server.stdio.transport`` reads
 and writes the fds).
 
 - Framing is newline-delimited JSON (the MCP stdio standard). LSP-style ``Content-Length:``

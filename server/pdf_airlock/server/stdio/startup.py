@@ -23,16 +23,16 @@ import anyio.to_thread
 import structlog
 
 from pdf_airlock.server import __version__
-from pdf_airlock.server.cli.selftest import missing_layers, probe_layers, summary
 from pdf_airlock.server.config import DEFAULTS, Settings
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.mcp.direct_calls import fast_calls_enabled
+from pdf_airlock.server.mcp.direct_calls import direct_calls_enabled
 from pdf_airlock.server.mcp.handshake import FAST_HANDSHAKE_ENV
-from pdf_airlock.server.mcp.stdio import StdioTransport
 from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.probe import missing_layers, probe_layers, summary
+from pdf_airlock.server.stdio.transport import StdioTransport
 
 if TYPE_CHECKING:
-    from pdf_airlock.server.http.policy import Approval
+    from pdf_airlock.server.app.policy import Approval
 
 __all__ = ["serve"]
 
@@ -113,8 +113,8 @@ async def serve(settings: Settings, approval: Approval | None = None) -> None:
             async with transport.running():
                 protocol = await loader.wait()
                 app = protocol.build_app(settings, pool)
-                direct = fast_calls_enabled() and approval is None
-                fast = protocol.fast_calls(app) if direct else None
+                direct = direct_calls_enabled() and approval is None
+                fast = protocol.direct_calls(app) if direct else None
                 async with transport.streams(fast) as (read_stream, write_stream):
                     await protocol.run(app, read_stream, write_stream, approval)
             tg.cancel_scope.cancel()

@@ -5,7 +5,7 @@ Invariants:
   and points fd 0 at /dev/null and fd 1 at stderr, so a stray ``print`` or a library writing
   to stdout can never put a partial frame on the wire.
 - Exactly one task writes frames, whole frames only, in the order they were queued.
-- Framing (``pdf_airlock.server.mcp.framing``) is newline-delimited JSON, or LSP-style
+- Framing (``pdf_airlock.server.stdio.framing``) is newline-delimited JSON, or LSP-style
   ``Content-Length:`` answered in kind; a frame it refuses gets an error and the server keeps
   serving.
 - Each message goes to the first route that takes it: the handshake and a plain ``tools/list``
@@ -43,7 +43,8 @@ import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from pdf_airlock.server.mcp.early_tools_list import early_tools_list, load_snapshot
-from pdf_airlock.server.mcp.framing import (
+from pdf_airlock.server.mcp.handshake import fast_answer, fast_frame
+from pdf_airlock.server.stdio.framing import (
     INVALID_REQUEST,
     Body,
     Framer,
@@ -53,12 +54,11 @@ from pdf_airlock.server.mcp.framing import (
     is_request,
     valid_id,
 )
-from pdf_airlock.server.mcp.handshake import fast_answer, fast_frame
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
-    from pdf_airlock.server.mcp.direct_calls import FastCall, FastCalls
+    from pdf_airlock.server.mcp.direct_calls import DirectCall, DirectCalls
 
 __all__ = ["StdioTransport"]
 
@@ -112,7 +112,7 @@ class StdioTransport:
         self._answered: OrderedDict[str, bytes] = OrderedDict()
         self._in_flight: set[str] = set()
         self.protocol_version: str | None = None  # negotiated by an early-answered initialize
-        self._fast: FastCalls | None = None
+        self._fast: DirectCalls | None = None
         self._fast_group: anyio.abc.TaskGroup | None = None
         self._fast_scopes: dict[str, anyio.CancelScope] = {}
         self._tools_snapshot: dict[str, Any] | None = None  # loaded at the first early tools/list
@@ -281,7 +281,7 @@ class StdioTransport:
         log.debug("tools_list_answered_early")
         return True
 
-    def _check_tools_snapshot(self, fast: FastCalls) -> None:
+    def _check_tools_snapshot(self, fast: DirectCalls) -> None:
         """Once the SDK is up: the snapshot a ``tools/list`` was answered from must be the
         answer the SDK's rules make now (``tests/test_handshake.py`` keeps the file current)."""
         version, snapshot = self.protocol_version, self._tools_snapshot
@@ -388,7 +388,7 @@ class StdioTransport:
 
     @contextlib.asynccontextmanager
     async def streams(
-        self, fast: FastCalls | None = None
+        self, fast: DirectCalls | None = None
     ) -> AsyncIterator[
         tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
     ]:
@@ -450,7 +450,7 @@ class StdioTransport:
         self._fast_group.start_soon(self._run_fast, call, key)
         return True
 
-    async def _run_fast(self, call: FastCall, key: str) -> None:
+    async def _run_fast(self, call: DirectCall, key: str) -> None:
         """One direct ``tools/call``: progress and the answer go out through the frame queue, in
         order; a cancelled call is settled without an answer."""
         progress = None

@@ -1,11 +1,11 @@
 """One ``tools/call`` on the HTTP transport: the principal, its policy, its limits, approvals.
 
 The principal is the one ``AuthMiddleware`` put on the HTTP request (``anonymous`` on a loopback
-server without auth). Its rule (``pdf_airlock.server.http.policy``) decides the roots its paths
+server without auth). Its rule (``pdf_airlock.server.app.policy``) decides the roots its paths
 resolve under and its concurrency and rate; a call past them is refused with ``overloaded``
 before any work, and that refusal is audited like every call, principal included.
 
-Both routes of a call end in ``HttpCalls.run``: the SDK's (``HttpCalls`` is the ``CallFn`` of
+Both routes of a call end in ``Admission.run``: the SDK's (``Admission`` is the ``CallFn`` of
 ``sdk_server.build_server``) and the direct one (``pdf_airlock.server.http.direct``).
 """
 
@@ -18,21 +18,21 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from starlette.requests import Request
 
-from pdf_airlock.server.audit import begin as begin_audit
-from pdf_airlock.server.calls import App, error_result
+from pdf_airlock.server.app.approvals import Approvals
+from pdf_airlock.server.app.audit import begin as begin_audit
+from pdf_airlock.server.app.calls import App, error_result
+from pdf_airlock.server.app.policy import Limiter, Policy
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.http.approval import Approvals
 from pdf_airlock.server.http.auth import principal_of
-from pdf_airlock.server.http.policy import Limiter, Policy
 from pdf_airlock.server.pool.child_output import ProgressFn
 
-__all__ = ["ANONYMOUS", "HttpCalls"]
+__all__ = ["ANONYMOUS", "Admission"]
 
 ANONYMOUS: Final = "anonymous"  # the principal of a loopback server without auth
 MCP_SESSION_ID: Final = "mcp-session-id"
 
 
-class HttpCalls:
+class Admission:
     """The ``CallFn`` the HTTP transport gives ``sdk_server.build_server``."""
 
     def __init__(self, app: App, policy: Policy, *, authenticated: bool) -> None:

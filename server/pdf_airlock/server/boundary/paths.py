@@ -45,7 +45,7 @@ class Document:
     size: int
     sha256: str
     display: str
-    root: str = ""  # the root it lies under; "" for inline data (``pdf_airlock.server.calls``)
+    root: str = ""  # the root it lies under; "" for inline data (``pdf_airlock.server.app.calls``)
 
     def close(self) -> None:
         if self.fd >= 0:

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from pdf_airlock.server.app.principal import Principal
+from pdf_airlock.server.boundary.paths import PathPolicy
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.http.principal import Principal
-from pdf_airlock.server.policy.paths import PathPolicy
 
 __all__ = ["Approval", "Limiter", "Policy", "PolicyError", "Rule", "load_policy"]
 

@@ -1,9 +1,9 @@
 """The application core: one tool call from arguments to ``CallToolResult``.
 
-Shared by the MCP session (``pdf_airlock.server.mcp.startup``) and the ``call`` CLI. Tool errors never escape
-as exceptions: every failure becomes ``isError: true`` with a typed ``structuredContent.error``.
+Shared by every front end (stdio, HTTP, ``batch``, the ``call`` CLI). Tool errors never escape as
+exceptions: every failure becomes ``isError: true`` with a typed ``structuredContent.error``.
 Unexpected exceptions become ``internal``, with the traceback only in the server log. Each call
-is recorded in its audit event (``pdf_airlock.server.audit``).
+is recorded in its audit event (``pdf_airlock.server.app.audit``).
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ import mcp_types as types
 import structlog
 from pydantic import BaseModel, ValidationError
 
-from pdf_airlock.server.audit import begin as begin_audit
-from pdf_airlock.server.audit import current as current_audit
-from pdf_airlock.server.cache import ResultCache, prepare_key_file
-from pdf_airlock.server.cli.selftest import job_limits
+from pdf_airlock.server.app.audit import begin as begin_audit
+from pdf_airlock.server.app.audit import current as current_audit
+from pdf_airlock.server.app.cache import ResultCache, prepare_key_file
+from pdf_airlock.server.boundary.paths import Document, PathPolicy
+from pdf_airlock.server.boundary.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.config import Settings
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document, PathPolicy
-from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.pool.child_output import JobOutcome, LineFn, ProgressFn
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
@@ -178,7 +177,7 @@ class App:
                     "timeout", f"the call did not finish within {self.settings.timeout_s:g} s (--timeout)"
                 )
         max_wall = deadline + self.settings.timeout_s * (self.settings.busy_stretch - 1)
-        limits = job_limits(self.settings)
+        limits = self.settings.job_limits()
         sandbox = self.settings.sandbox_spec()
         # A child may go on to the next document only of the same client and root (the pool does
         # so only when the limits allow it: --documents-per-child).

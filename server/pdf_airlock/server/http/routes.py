@@ -11,7 +11,7 @@
 ```
 
 The MCP server behind ``/mcp`` is the stdio transport's SDK server (``sdk_server.build_server``)
-with the HTTP call function (``pdf_airlock.server.http.calls``): the same app, pool, sandbox,
+with the HTTP call function (``pdf_airlock.server.http.admission``): the same app, pool, sandbox,
 limits and typed errors.
 """
 
@@ -32,19 +32,19 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
-from pdf_airlock.server.calls import App
+from pdf_airlock.server.app.calls import App
+from pdf_airlock.server.app.policy import Policy
+from pdf_airlock.server.http.admission import Admission
 from pdf_airlock.server.http.auth import AuthMiddleware, JwtVerifier
-from pdf_airlock.server.http.calls import HttpCalls
-from pdf_airlock.server.http.direct import DirectCalls, SessionWatch
+from pdf_airlock.server.http.direct import DirectRoute, SessionWatch
 from pdf_airlock.server.http.events import EventBudget
 from pdf_airlock.server.http.guards import ATTACHMENTS_SCOPE, BodyGuard, OriginGuard
 from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions
-from pdf_airlock.server.http.policy import Policy
 from pdf_airlock.server.http.transport import SessionManager
-from pdf_airlock.server.mcp.direct_calls import fast_calls_enabled
-from pdf_airlock.server.mcp.sdk_server import build_server, fast_calls
+from pdf_airlock.server.mcp.direct_calls import direct_calls_enabled
+from pdf_airlock.server.mcp.sdk_server import build_server, direct_calls
 
 __all__ = ["build_asgi"]
 
@@ -84,12 +84,12 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
 
 def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, metrics: Metrics) -> Starlette:
     """The whole HTTP service for one app (and its pool)."""
-    calls = HttpCalls(app, policy, authenticated=options.auth is not None)
+    calls = Admission(app, policy, authenticated=options.auth is not None)
     server = build_server(app, calls)
     direct = None
-    if fast_calls_enabled():
+    if direct_calls_enabled():
         server.middleware.append(SessionWatch())
-        direct = DirectCalls(fast_calls(app), calls)
+        direct = DirectRoute(direct_calls(app), calls)
     manager = SessionManager(
         server,
         max_request_body_size=options.max_body_bytes,
