@@ -1,4 +1,4 @@
-"""The sandbox changes no tool's answer: bench/differential.py over a small generated corpus.
+"""The sandbox changes no tool's answer: bench/robustness/differential.py over a small generated corpus.
 
 Every tool's job (``pdf_read`` with both engines) runs in a real sandboxed job child and in this
 process through the job child's own code; the two outcomes must be identical, with no
@@ -9,18 +9,14 @@ the sandbox (tests/realworld.py) plus the suite's generators (tests/pdfs.py). St
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pdfs
 import pytest
 import realworld
 from conftest import HELLO_PAGES, TEST_PASSWORD
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-
-import differential
+from bench.robustness import differential
 
 pytestmark = pytest.mark.anyio
 

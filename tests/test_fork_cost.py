@@ -1,7 +1,7 @@
 """What makes a fresh job child cheap (issue #27) holds, and costs no isolation: the zygote's
 warm memory is in huge pages, children are forked without CPython's at-fork hooks (and with
 them when a second thread exists), and a child's environment is the allowlist whatever the
-zygote's was. The CPU itself is measured by bench/cpu_per_doc.py, not asserted here."""
+zygote's was. The CPU itself is measured by bench/perf/cpu_per_doc.py, not asserted here."""
 
 from __future__ import annotations
 

@@ -169,7 +169,7 @@ async def test_the_outline_sets_heading_levels_one_style_cannot(root: Path) -> N
 
 
 def test_a_code_that_is_no_character_reads_as_the_replacement_character() -> None:
-    """Found on pdf.js's issue11768_reduced.pdf and issue18117.pdf (bench/differential.py):
+    """Found on pdf.js's issue11768_reduced.pdf and issue18117.pdf (bench/robustness/differential.py):
     PDFium passes on whatever a broken ToUnicode map says."""
     from pdf_airlock.worker.pdf.layoutlines import char_text
 

@@ -1,6 +1,6 @@
 """Classes of real-world PDF that read wrong in the sandbox and right outside it, one test each.
 
-Found by bench/differential.py over pdf.js's public corpus; tests/realworld.py builds a small
+Found by bench/robustness/differential.py over pdf.js's public corpus; tests/realworld.py builds a small
 document per class. Every server the suite starts fails a job on any lazy load after
 sandboxing (tests/conftest.py), so a codec or CMap the warm-up missed is an ``internal`` error
 naming it, not silently wrong text.

@@ -268,7 +268,7 @@ async def settled_faults(pid: int) -> int:
 
 async def test_batch_spares_are_cold(docs: Path) -> None:
     """``warm_spares=False`` (``batch``): no kept heap and no warm-up parse in an idle spare, so
-    none of the page faults they cost (bench/cpu_per_doc.py); the job is read all the same."""
+    none of the page faults they cost (bench/perf/cpu_per_doc.py); the job is read all the same."""
     faults = {}
     for warm in (True, False):
         async with Pool(1, 4, 60, 1, spares=1, warm_spares=warm) as pool:

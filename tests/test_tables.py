@@ -1,5 +1,5 @@
 """``pdf_tables`` over the real MCP client and sandbox, on documents with known tables
-(bench/tables_corpus.py: ruled with spans, partly ruled, shaded, whitespace, multi-line cells,
+(bench/corpora/tables_corpus.py: ruled with spans, partly ruled, shaded, whitespace, multi-line cells,
 continued across a page, and a page of lists and two columns with no table): exact cells, header
 rows, spans, continuation, no phantom table, the pipe tables in the text and in ``pdf_markdown``,
 paging by cursor, and the typed errors (too many graphic objects, not a PDF, a password)."""
@@ -16,7 +16,7 @@ import pikepdf
 import pytest
 from conftest import connect
 
-from bench import tables_corpus
+from bench.corpora import tables_corpus
 
 pytestmark = pytest.mark.anyio
 MANY_RULES = 60_000  # over the table finder's cap on graphic objects (50,000)

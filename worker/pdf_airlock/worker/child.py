@@ -69,7 +69,7 @@ _JOB_NAME: Final = b"airlock-job"
 # Heap a spare faults in and keeps for its job (at most this share of the job's memory budget),
 # carved in blocks under glibc's smallest mmap threshold (128 KiB) so they come from the heap.
 # A one-page read grows its heap by about 300 KiB; every page kept beyond what the job uses is a
-# page fault of CPU spent for nothing (bench/cpu_per_doc.py, the MCP row).
+# page fault of CPU spent for nothing (bench/perf/cpu_per_doc.py, the MCP row).
 _HEAP_KEPT: Final = 1 << 20
 _HEAP_KEPT_SHARE: Final = 16
 _HEAP_BLOCK: Final = 64 << 10

@@ -151,7 +151,7 @@ async def _run(
             len(files) + 1,
             DEFAULTS.zygote_start_timeout_s,
             settings.kill_grace_s,
-            warm_spares=False,  # CPU per document, not one call's latency: bench/cpu_per_doc.py
+            warm_spares=False,  # CPU per document, not one call's latency: bench/perf/cpu_per_doc.py
             resident_idle_s=settings.child_idle_s,
         ) as pool:
             if settings.require_layers:

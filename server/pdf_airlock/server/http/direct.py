@@ -21,7 +21,7 @@ The call runs through ``Admission.run`` as on the SDK's route (principal, its ro
 concurrency, approvals, audit, metrics); the result is dumped and sieved by the negotiated
 version's surface with the SDK's own ``serialize_server_result``, as the SDK does.
 ``tests/test_http_direct.py`` compares both routes byte for byte. The ``direct`` rows of
-``bench/http_load.py`` measure it; ``PDF_AIRLOCK_DIRECT_CALLS=0`` turns it off, with stdio's.
+``bench/perf/http_load.py`` measure it; ``PDF_AIRLOCK_DIRECT_CALLS=0`` turns it off, with stdio's.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ before listening and a missing layer stops the server. SIGTERM stops accepting c
 lets in-flight calls finish (``--shutdown-grace``); SIGINT stops at once (exit status 130).
 Signals are handled here, not by uvicorn, so the pool always shuts down in order. The event loop
 is uvloop's (uvicorn's own choice where it is installed): its C transports and loop took
-0.07-0.20 ms of the server's CPU off each call in A/B runs of ``bench/http_load.py``'s servers.
+0.07-0.20 ms of the server's CPU off each call in A/B runs of ``bench/perf/http_load.py``'s servers.
 """
 
 from __future__ import annotations

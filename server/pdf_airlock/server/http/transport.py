@@ -17,7 +17,7 @@ chooses per request, from the first message the server has for it:
 Only a plain request (not ``initialize``) on a session without an event store takes this path;
 every other POST, and every GET and DELETE, is the SDK's. The request is checked exactly as the
 SDK checks it (``Accept``, ``Content-Type``, the JSON-RPC model, the session) before it is
-dispatched. The ``Streamable HTTP`` rows of ``bench/http_load.py`` measure it.
+dispatched. The ``Streamable HTTP`` rows of ``bench/perf/http_load.py`` measure it.
 
 Before that, a ``tools/call`` the direct route takes (``pdf_airlock.server.http.direct``) is run
 here on the app, after the same checks, and answered with one JSON body; the SDK's session never
@@ -199,7 +199,7 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
         answer: JSONRPCResponse | JSONRPCError | None = None
         # A bare asyncio task, not an anyio task group: uvicorn runs on asyncio, and a group's
         # start and cancellation cost more server CPU than the rest of the route (the direct
-        # row of bench/http_load.py). It only ever cancels ``running.scope``.
+        # row of bench/perf/http_load.py). It only ever cancels ``running.scope``.
         watcher = asyncio.get_running_loop().create_task(self._watch_client(receive, running))
         try:
             with running.scope:

@@ -7,7 +7,7 @@ and writes the fds).
 - A frame over ``max_message_bytes`` is discarded with a -32600 error, which carries the
   request's id when the frame's first bytes show it beyond doubt (else ``id: null``); invalid
   UTF-8 or JSON gets -32700 with ``id: null``; a JSON array (batch) gets -32600.
-- Linear in the input, and a frame costs about its size in memory (``bench/framer.py``).
+- Linear in the input, and a frame costs about its size in memory (``bench/studies/framer.py``).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ class Framer:
     them), and a body that fills the read buffer is the buffer itself, handed over uncopied,
     so a frame costs about its own size in memory. A body sharing the buffer with others is
     copied out; the rest kept after a handed-over body is never longer than it. Serves
-    ``bench/framer.py`` (16/64/128 MiB lines)."""
+    ``bench/studies/framer.py`` (16/64/128 MiB lines)."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes

@@ -36,7 +36,7 @@ Why the spare rule: each job takes one of the zygote's pre-forked spares, and th
 none is left idle. With as many cores as workers (the default), the two refills' forks and warm-up parses then
 run beside the two children and cost more than the second child saves (on 2 cores, without the rule, a
 10-page read was slower two-ended than with one child). Hence the pool's default of ``spares = workers + 1``.
-``python bench/mcp_bench.py`` measures this path against in-process extraction (``docs/performance.md``).
+``python -m bench.perf.mcp_bench`` measures this path against in-process extraction (``docs/performance.md``).
 Calls back to back may leave the zygote no time to refill: the backward child is then tried again as pages
 come, and without room the forward child reads alone. At most two children read one
 document: with more cores, more documents are read at once instead.

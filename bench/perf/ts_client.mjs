@@ -1,7 +1,7 @@
 // The official TypeScript SDK client (the one Claude Desktop, Claude Code, Cursor and VS Code
-// build on) reading whole documents from a stdio server, for bench/mcp_bench.py:
+// build on) reading whole documents from a stdio server, for bench/perf/mcp_bench.py:
 //
-//   node bench/ts_client.mjs PACKAGE_DIR SERVER_COMMAND_JSON
+//   node bench/perf/ts_client.mjs PACKAGE_DIR SERVER_COMMAND_JSON
 //
 // PACKAGE_DIR holds the pinned node_modules (tests/inspector: its lock pins @modelcontextprotocol/sdk).
 // After connecting and listing the tools it writes {"ready": true}; then, for each line

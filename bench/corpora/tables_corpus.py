@@ -1,6 +1,6 @@
 """Documents with known tables for the ``pdf_tables`` quality benchmark, and their truth.
 
-    python bench/tables_corpus.py [DIR]      (default: bench/.corpus/tables/)
+    python -m bench.corpora.tables_corpus [DIR]      (default: bench/.corpus/tables/)
 
 One document per table style, each page with prose above and below its table:
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-DEFAULT_DIR = Path(__file__).resolve().parent / ".corpus" / "tables"
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / ".corpus" / "tables"
 MARGIN = 60.0
 SIZE = 10.0
 LEADING = 13.0

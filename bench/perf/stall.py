@@ -1,4 +1,4 @@
-"""Does a large document stall the server? ``python bench/stall.py [--mb 90] [--code DIR]``.
+"""Does a large document stall the server? ``python -m bench.studies.stall [--mb 90] [--code DIR]``.
 
 The server over a bare pipe (cache off) is asked ``pdf_info`` about a new copy of a large PDF
 (text-10.pdf with an unused stream of ``--mb`` MB of random bytes: new bytes each round, so
@@ -26,10 +26,9 @@ from typing import Any
 
 import pikepdf
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.corpora.corpus import build
 
-from corpus import build  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Pinger:

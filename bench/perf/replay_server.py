@@ -3,7 +3,7 @@
 Answers ``initialize``, ``tools/list`` with the captured ``tools/list`` result, and every
 ``tools/call`` with the captured call result, encoded once ahead of time. Timing a client against
 it measures what the client itself does with an answer (reading, parsing, its outputSchema
-check), with next to no server time: ``bench/mcp_bench.py`` compares the SDK client with a bare
+check), with next to no server time: ``bench/perf/mcp_bench.py`` compares the SDK client with a bare
 pipe on the same answer.
 """
 

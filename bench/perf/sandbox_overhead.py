@@ -1,6 +1,6 @@
 """Per-job cost of the sandbox: fork -> ready with and without the optional layers.
 
-    python bench/sandbox_overhead.py [--jobs 300]
+    python -m bench.perf.sandbox_overhead [--jobs 300]
 
 Runs probe jobs (no document) through a real pool, alternating the configurations so both see
 the same machine load, and reports medians: time spent inside the child's sandbox set-up per
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import statistics
 import sys
 import time
@@ -25,13 +24,13 @@ from typing import Any
 
 import anyio
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.report import PERFORMANCE, write_block
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.contract import TEST_HOOKS_ENV
+from pdf_airlock.worker.sandbox.layers import LAYERS
 
-from pdf_airlock.server.pool.pool import Pool  # noqa: E402
-from pdf_airlock.server.pool.verdict import classify  # noqa: E402
-from pdf_airlock.worker.contract import TEST_HOOKS_ENV  # noqa: E402
-from pdf_airlock.worker.sandbox.layers import LAYERS  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 LIMITS = {"memory_bytes": 1 << 30, "cpu_seconds": 10, "max_input_bytes": 1 << 20, "max_result_bytes": 1 << 16}
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -105,11 +104,7 @@ def main() -> None:
     jobs = parser.parse_args().jobs
     text = markdown(anyio.run(measure, jobs), jobs)
     sys.stdout.write(text + "\n")
-    doc = ROOT / "docs" / "performance.md"
-    block = f"<!-- SANDBOX-COST -->\n{text}\n<!-- /SANDBOX-COST -->"
-    doc.write_text(
-        re.sub(r"<!-- SANDBOX-COST -->.*<!-- /SANDBOX-COST -->", lambda _: block, doc.read_text(), flags=re.S)
-    )
+    write_block(PERFORMANCE, "SANDBOX-COST", text)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""The image under two seccomp profiles side by side: ``python bench/container_calls.py A B``.
+"""The image under two seccomp profiles side by side: ``python -m bench.studies.container_calls A B``.
 
-    python bench/container_calls.py seccomp/profile.json /tmp/other-profile.json
+    python -m bench.studies.container_calls seccomp/profile.json /tmp/other-profile.json
 
 Starts two containers of the image with the production flags (``docker run -i --rm --network
 none --read-only --cap-drop ALL``, no-new-privileges), one per profile (a path, ``unconfined``
@@ -20,12 +20,11 @@ from pathlib import Path
 
 import anyio
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.corpora.corpus import build
+from bench.perf.mcp_bench import RawServer
+from bench.studies.ab_servers import take_turns
 
-from ab_servers import take_turns  # noqa: E402
-from corpus import build  # noqa: E402
-from mcp_bench import RawServer  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def container(folder: Path, seccomp: str, image: str) -> RawServer:

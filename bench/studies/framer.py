@@ -1,4 +1,4 @@
-"""Cost of framing one long message: ``python bench/framer.py [--mib 16 64 128] [--old REV]``.
+"""Cost of framing one long message: ``python -m bench.studies.framer [--mib 16 64 128] [--old REV]``.
 
 A single message of each size is fed to the stdio transport's framer (``pdf_airlock.server.stdio.framing``) in
 64 KiB reads, as the transport reads stdin, once newline-delimited and once with a
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -22,10 +21,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from pdf_airlock.server.stdio import framing as framing_module
 
-from pdf_airlock.server.stdio import framing as framing_module  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 READ = 1 << 16
 MIB = 1 << 20
@@ -47,7 +45,11 @@ class _CountingBuffer(bytearray):
 
 def load_old(revision: str) -> ModuleType:
     """The framer's module as it is at ``revision``, imported under another name."""
-    for where in ("server/pdf_airlock/server/stdio/framing.py", "server/transport.py"):
+    for where in (
+        "server/pdf_airlock/server/stdio/framing.py",
+        "server/pdf_airlock/server/mcp/framing.py",
+        "server/transport.py",
+    ):
         shown = subprocess.run(
             ["git", "show", f"{revision}:{where}"], cwd=ROOT, capture_output=True, check=False
         )

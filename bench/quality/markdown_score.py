@@ -1,13 +1,13 @@
 """Quality of ``pdf_markdown`` against documents with known structure, beside its peers, in one run.
 
-    python bench/markdown_score.py [--peers-python /tmp/peers/bin/python] [--corpus DIR]
+    python -m bench.quality.markdown_score [--peers-python /tmp/peers/bin/python] [--corpus DIR]
                                    [--tracemonkey PATH] [--no-write]
 
 Systems: pdf-airlock ``pdf_markdown`` over MCP stdio (the real server, sandboxed, cache off), and
 beside it pymupdf4llm 2.0 with its layout model and markitdown, run by ``--peers-python`` (a venv
 of their own, never this project's dependencies: pymupdf4llm is AGPL), and flat PDFium text as the
 floor. Each converts a warm-up document first; timings exclude start-up and imports. The scores
-(``score``) against the truth of ``bench/markdown_corpus.py`` (built when missing), and heading
+(``score``) against the truth of ``bench/corpora/markdown_corpus.py`` (built when missing), and heading
 recall on pdf.js's ``tracemonkey.pdf``, go between the MARKDOWN-QUALITY markers of
 docs/performance.md; each system's Markdown goes to ``CORPUS/out/``. Run as ``--peer NAME
 --warmup PDF FILE...`` (stdlib-only imports at the top), this file is the helper the peers'
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "bench" / ".corpus" / "markdown"
 TRACEMONKEY = Path("/work/corpus/pdfjs/tracemonkey.pdf")
 TRACEMONKEY_PAGES = 14
@@ -61,7 +61,7 @@ TRACEMONKEY_HEADINGS = [
 HEADING_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
 ITEM_RE = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(.*)$")
 TITLE = "## Markdown quality (`pdf_markdown`)"
-ABOUT = """Corpus: `bench/markdown_corpus.py` (three reports of 5-8 pages, three two-column papers of
+ABOUT = """Corpus: `bench/corpora/markdown_corpus.py` (three reports of 5-8 pages, three two-column papers of
 4-6 pages, each page with a running header and a page-number footer). Headings P / R / F1 and levels
 summed over the corpus; order: mean text-order similarity of the reports / the papers; seconds per
 page after a warm-up document (pdf-airlock: one `tools/call` over MCP stdio, sandboxed, cache off;
@@ -369,7 +369,7 @@ def row(system: str, results: list[tuple[str, Score | None]], trace: tuple[str, 
 
 
 def report(argv: list[str], table: list[str], versions: str) -> str:
-    command = " ".join(["python bench/markdown_score.py", *argv])
+    command = " ".join(["python -m bench.quality.markdown_score", *argv])
     machine = (
         f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.2f} at the end; peers: {versions}"
@@ -405,13 +405,10 @@ def run_all(args: argparse.Namespace) -> dict[str, Outputs]:
 
 
 def write(doc: Path, text: str) -> None:
-    """Our block in ``doc``, by ``mcp_bench.write_block``; a first run puts its markers at the end
-    (``write_block`` alone would put a new block above the page's title)."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from mcp_bench import write_block
+    """Our block in ``doc`` (``bench.report``); imported here: the peers' interpreter runs this file
+    by path and has no ``bench`` package."""
+    from bench.report import write_block
 
-    if f"<!-- {MARKER} -->" not in doc.read_text():
-        doc.write_text(doc.read_text().rstrip("\n") + f"\n\n<!-- {MARKER} -->\n<!-- /{MARKER} -->\n")
     write_block(doc, MARKER, text)
 
 
@@ -442,8 +439,7 @@ def main() -> None:
         peer_main(args.peer, args.warmup, args.files)
         return
     if not (args.corpus / "warmup.pdf").exists():
-        sys.path.insert(0, str(ROOT / "bench"))
-        from markdown_corpus import build
+        from bench.corpora.markdown_corpus import build
 
         build(args.corpus)
     outputs = run_all(args)

@@ -1,6 +1,6 @@
-"""Scanned pages with known text, for ``bench/ocr_score.py``.
+"""Scanned pages with known text, for ``bench/quality/ocr_score.py``.
 
-    python bench/ocr_corpus.py OUT_DIR [--pages-per-variant 2]
+    python -m bench.corpora.ocr_corpus OUT_DIR [--pages-per-variant 2]
 
 Each page is drawn with Pillow (several fonts and sizes; prose, a table, two columns), degraded
 as a scanner or a fax would (noise, blur, JPEG, a small tilt) at 150, 200 or 300 dpi, and

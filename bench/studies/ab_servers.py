@@ -1,10 +1,10 @@
-"""Two servers side by side, differing in flags or in code: ``python bench/ab_servers.py FILE``.
+"""Two servers side by side, differing in flags or in code: ``python -m bench.studies.ab_servers FILE``.
 
-    python bench/ab_servers.py text-10.pdf --a "--job-nice 0" --b ""   # niceness 0 against 10
-    git worktree add /tmp/old HEAD~1 && python bench/ab_servers.py text-1.pdf --b-code /tmp/old
+    python -m bench.studies.ab_servers text-10.pdf --a "--job-nice 0" --b ""   # niceness 0 against 10
+    git worktree add /tmp/old HEAD~1 && python -m bench.studies.ab_servers text-1.pdf --b-code /tmp/old
     # (a checkout with its own .venv runs with that interpreter: give /tmp/old one to compare code)
-    python bench/ab_servers.py text-10.pdf --b-code /tmp/old --sdk     # each behind an SDK client
-    python bench/ab_servers.py text-10.pdf --b-code /tmp/old --after-info  # new bytes, pdf_info first
+    python -m bench.studies.ab_servers text-10.pdf --b-code /tmp/old --sdk     # each behind an SDK client
+    python -m bench.studies.ab_servers text-10.pdf --b-code /tmp/old --after-info  # new bytes, pdf_info first
 
 Both run at once, cache off, over bare pipes (or, with ``--sdk``, each behind its own SDK
 client), and take turns (ABBA...) reading the whole of FILE (a corpus name or a PDF's path)
@@ -31,11 +31,8 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-
-from corpus import build  # noqa: E402
-from mcp_bench import (  # noqa: E402
+from bench.corpora.corpus import build
+from bench.perf.mcp_bench import (
     FIRST_READ_DIR,
     MAX_CHARS,
     RawServer,
@@ -45,6 +42,8 @@ from mcp_bench import (  # noqa: E402
     read_whole,
     timed,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 Call = Callable[[int], Awaitable[float]]
 Prepare = Callable[[int], Awaitable[None]]

@@ -1,4 +1,7 @@
-"""CPU the supervisor spends per line a child writes, by way of reading: ``python bench/wake_cost.py``.
+"""CPU the supervisor spends per line a child writes, by way of reading.
+
+    python -m bench.studies.wake_cost
+
 
 A forked writer sends 12 lines of 3 KB, 1 ms apart (like a job child's page lines); the reader's
 thread CPU time is divided by the lines. Three ways, taking turns:

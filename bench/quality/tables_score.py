@@ -1,8 +1,8 @@
 """Cell accuracy, phantom tables and time per page of ``pdf_tables`` beside its peers.
 
-    python bench/tables_score.py [--rounds 3] [--real DIR] [--no-write]
+    python -m bench.quality.tables_score [--rounds 3] [--real DIR] [--no-write]
 
-Builds the generated corpus (bench/tables_corpus.py: every style with known cells, and pages with
+Builds the generated corpus (bench/corpora/tables_corpus.py: every style with known cells, and pages with
 lists and two columns and no table) and runs, side by side on the same files:
 
 * **pdf-airlock**: ``pdf_tables`` through the real server over stdio (sandboxed job children);
@@ -18,7 +18,7 @@ cells (a missed table scores 0 for its cells). A found table matched to no truth
 phantom. Time per page: each file's median over ``--rounds`` runs, summed, over its pages.
 
 ``--real DIR`` adds files of a public corpus (never committed) with hand-checked truth from
-``bench/tables_real_truth.json`` ({file: [{page, rows}]}; a file listed with no table counts its
+``bench/quality/tables_real_truth.json`` ({file: [{page, rows}]}; a file listed with no table counts its
 phantoms). Results go to docs/performance.md between the ``TABLES-QUALITY`` markers.
 """
 
@@ -37,9 +37,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "bench" / ".corpus" / "tables"
-REAL_TRUTH = ROOT / "bench" / "tables_real_truth.json"
+REAL_TRUTH = ROOT / "bench" / "quality" / "tables_real_truth.json"
 PEERS_PYTHON = Path("/tmp/peers/bin/python")
 MARKER = "TABLES-QUALITY"
 SYSTEMS = ("pdf-airlock", "pdfplumber", "pdfplumber-text", "camelot-lattice", "camelot-stream")
@@ -269,7 +269,7 @@ def peer_versions(python: Path) -> str:
 
 
 def report(argv: list[str], lines: list[str], versions: str, files: int) -> str:
-    command = " ".join(["python bench/tables_score.py", *argv])
+    command = " ".join(["python -m bench.quality.tables_score", *argv])
     machine = (
         f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.2f} at the end; {versions}"
@@ -279,7 +279,7 @@ def report(argv: list[str], lines: list[str], versions: str, files: int) -> str:
         "pdf-airlock runs through the server over stdio, each document in a sandboxed job child; the "
         "peers run in-process. Targets: accuracy >= 0.95 on every style, 0 phantoms, time per page "
         "within 2x of pdfplumber. Real files: tables of pdf.js's corpus (`--real`, never committed) "
-        "with truth in bench/tables_real_truth.json, written from pdf-airlock's answer and checked "
+        "with truth in bench/quality/tables_real_truth.json, written from pdf-airlock's answer and checked "
         "cell by cell against the rendered pages (a source that favours pdf-airlock where the eye "
         "agrees with it); their phantoms are found tables on pages the truth says have none."
     )
@@ -317,8 +317,7 @@ def main() -> None:
     if args.peer:
         peer_main(args.peer, args.files, args.rounds)
         return
-    sys.path.insert(0, str(ROOT / "bench"))
-    from tables_corpus import build
+    from bench.corpora.tables_corpus import build
 
     generated = build(args.corpus)
     real_files, real = load_real(args.real)
@@ -336,11 +335,9 @@ def main() -> None:
     text = report(sys.argv[1:], table_lines(results, styles), peer_versions(args.peers_python), len(files))
     sys.stdout.write(text + "\n")
     if not args.no_write:
-        from mcp_bench import write_block
+        from bench.report import write_block
 
         doc = ROOT / "docs" / "performance.md"
-        if f"<!-- {MARKER} -->" not in doc.read_text():
-            doc.write_text(doc.read_text().rstrip("\n") + f"\n\n<!-- {MARKER} -->\n<!-- /{MARKER} -->\n")
         write_block(doc, MARKER, text)
 
 

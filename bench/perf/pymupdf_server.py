@@ -1,6 +1,6 @@
-"""A minimal PyMuPDF MCP server: the peer of ``bench/cpu_per_doc.py``'s "PyMuPDF server" row.
+"""A minimal PyMuPDF MCP server: the peer of ``bench/perf/cpu_per_doc.py``'s "PyMuPDF server" row.
 
-``/tmp/peers/bin/python bench/pymupdf_server.py ROOT`` serves one tool, ``pdf_read``, over stdio
+``/tmp/peers/bin/python bench/perf/pymupdf_server.py ROOT`` serves one tool, ``pdf_read``, over stdio
 with the official ``mcp`` SDK (``MCPServer``): a document under ROOT opened in-process with
 PyMuPDF, each page's text, structured output. No sandbox, no fork, no checks beyond the SDK's
 own argument validation: the cheapest honest server of the same call, the price pdf-airlock's

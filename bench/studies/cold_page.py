@@ -1,6 +1,6 @@
-"""Page times after an idle spell, in process and in a forked child: ``python bench/cold_page.py``.
+"""Page times after an idle spell, in process and in a forked child: ``python -m bench.studies.cold_page``.
 
-    python bench/cold_page.py text-10.pdf --runs 30 --pause 0.03
+    python -m bench.studies.cold_page text-10.pdf --runs 30 --pause 0.03
 
 Each run sleeps ``--pause`` seconds, reads FILE page by page in this process, then forks a
 child that (like an idle spare) parses the warm-up document, sleeps the same pause and reads
@@ -21,13 +21,10 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT))
+from bench.corpora.corpus import build
+from pdf_airlock.worker.pdf.sample import tiny_pdf as _tiny_pdf
 
-from corpus import build  # noqa: E402
-
-from pdf_airlock.worker.pdf.sample import tiny_pdf as _tiny_pdf  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def page_times(data: bytes) -> list[float]:

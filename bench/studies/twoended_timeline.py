@@ -1,5 +1,5 @@
 """When each step of a two-ended ``pdf_read`` happens, for a document read before and one not:
-``python bench/twoended_timeline.py text-10.pdf``.
+``python -m bench.studies.twoended_timeline text-10.pdf``.
 
 Runs the application core in this process on a real pool (2 workers, 3 spares, cache off) and
 alternates reads of one copy of FILE, read again and again, with reads of new copies (a comment
@@ -7,7 +7,7 @@ after ``%%EOF``: new bytes, a new sha256), 30 ms apart. Each child's job start a
 ``selection`` and ``page`` lines, the last line handled and the moment the merged answer is
 built are stamped in the supervisor; prints the medians, in ms from the start of the call. Not
 the shipped transport: for where the time goes, not for end-to-end figures
-(``bench/mcp_bench.py``).
+(``bench/perf/mcp_bench.py``).
 """
 
 from __future__ import annotations
@@ -22,18 +22,15 @@ from typing import Any
 
 import anyio
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT))
+import pdf_airlock.server.tools.read_two_ended as twoended
+from bench.corpora.corpus import build
+from bench.perf.mcp_bench import fresh_copy
+from pdf_airlock.server.app.calls import App
+from pdf_airlock.server.config import Settings
+from pdf_airlock.server.log import configure_logging
+from pdf_airlock.server.pool.pool import Pool
 
-from corpus import build  # noqa: E402
-from mcp_bench import fresh_copy  # noqa: E402
-
-import pdf_airlock.server.tools.read_two_ended as twoended  # noqa: E402
-from pdf_airlock.server.app.calls import App  # noqa: E402
-from pdf_airlock.server.config import Settings  # noqa: E402
-from pdf_airlock.server.log import configure_logging  # noqa: E402
-from pdf_airlock.server.pool.pool import Pool  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 STEPS = ("forward job", "forward selection", "backward job", "backward selection", "backward page")
 _stamps: list[tuple[float, str]] = []

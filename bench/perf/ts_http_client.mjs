@@ -1,7 +1,7 @@
 // The official TypeScript SDK client (the one Claude Desktop, Claude Code, Cursor and VS Code
-// build on) driving pdf-airlock over stdio and Streamable HTTP side by side, for bench/http_load.py:
+// build on) driving pdf-airlock over stdio and Streamable HTTP side by side, for bench/perf/http_load.py:
 //
-//   node bench/ts_http_client.mjs PACKAGE_DIR CONFIG_JSON
+//   node bench/perf/ts_http_client.mjs PACKAGE_DIR CONFIG_JSON
 //
 // PACKAGE_DIR holds the pinned node_modules (tests/inspector: its lock pins @modelcontextprotocol/sdk);
 // CONFIG_JSON is

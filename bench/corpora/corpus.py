@@ -1,4 +1,4 @@
-"""Benchmark corpus, generated (nothing downloaded): ``python bench/corpus.py [DIR]``.
+"""Benchmark corpus, generated (nothing downloaded): ``python -m bench.corpora.corpus [DIR]``.
 
 text-1/10/100/1000.pdf: pages of prose-like text (about 3,000 characters a page);
 paper-14.pdf: a 14-page two-column paper with a table on every page;
@@ -20,7 +20,7 @@ import pikepdf
 from fpdf import FPDF
 from PIL import Image
 
-DEFAULT_DIR = Path(__file__).resolve().parent / ".corpus"
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / ".corpus"
 WORDS = [
     "sandbox", "parser", "document", "supervisor", "page", "token", "stream", "object", "font",
     "glyph", "layout", "column", "table", "process", "memory", "budget", "cursor", "result",

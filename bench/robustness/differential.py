@@ -1,6 +1,6 @@
 """Differential test: every tool's job in the sandbox and in this process, on the same files.
 
-``python bench/differential.py --corpus DIR [--tools pdf_read,pdf_search] [--jobs 2] [--limit N]
+``python -m bench.robustness.differential --corpus DIR [--tools pdf_read,pdf_search] [--jobs 2] [--limit N]
 [--out FILE.json] [--strict-loads]``
 
 Each ``*.pdf`` in ``--corpus`` (nothing is fetched: pdf.js's ``test/pdfs`` is one such folder;
@@ -68,18 +68,17 @@ from unittest import mock
 import anyio
 from pydantic import BaseModel, ValidationError
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from pdf_airlock.server.app.calls import _clean_tree  # the supervisor's own sanitising, before validation
+from pdf_airlock.server.config import DEFAULTS, Settings
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.log import configure_logging, report_logger
+from pdf_airlock.server.pool.child_output import JobOutcome
+from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.server.tools.registry import TOOLS
+from pdf_airlock.worker.contract import STRICT_LOADS_ENV
 
-from pdf_airlock.server.app.calls import _clean_tree  # noqa: E402 - the supervisor's own sanitising, before validation
-from pdf_airlock.server.config import DEFAULTS, Settings  # noqa: E402
-from pdf_airlock.server.errors import ToolError  # noqa: E402
-from pdf_airlock.server.log import configure_logging, report_logger  # noqa: E402
-from pdf_airlock.server.pool.child_output import JobOutcome  # noqa: E402
-from pdf_airlock.server.pool.pool import Pool  # noqa: E402
-from pdf_airlock.server.pool.verdict import classify  # noqa: E402
-from pdf_airlock.server.tools.registry import TOOLS  # noqa: E402
-from pdf_airlock.worker.contract import STRICT_LOADS_ENV  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 __all__ = [
     "JOBS",
@@ -651,7 +650,7 @@ def main() -> None:
     started, code = time.monotonic(), _worker_digest()
     results, restarts = anyio.run(_run, ns, files)
     seconds = time.monotonic() - started
-    command = shlex.join(["python", "bench/differential.py", *sys.argv[1:]])
+    command = shlex.join(["python", "-m", "bench.robustness.differential", *sys.argv[1:]])
     if ns.out is not None:
         ns.out.write_text(json.dumps(_raw(results, command, seconds), ensure_ascii=False, indent=1))
     header = f"`{command}` on {_commit()}: {len(files)} files in {seconds:.0f} s"

@@ -1,6 +1,6 @@
 """Documents with known structure for the ``pdf_markdown`` quality benchmark, and their truth.
 
-    python bench/markdown_corpus.py [DIR]      (default: bench/.corpus/markdown/)
+    python -m bench.corpora.markdown_corpus [DIR]      (default: bench/.corpus/markdown/)
 
 Writes six PDFs (three single-column reports of 5-8 pages, three two-column papers of 4-6
 pages: title and abstract full width, then two columns), each with ``NAME.json`` beside it, and
@@ -28,7 +28,7 @@ from typing import NamedTuple
 from fpdf import FPDF
 from PIL import Image
 
-DEFAULT_DIR = Path(__file__).resolve().parent / ".corpus" / "markdown"
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / ".corpus" / "markdown"
 PT = 0.3528  # mm per point
 MARGIN = 20.0
 HEADER_Y = 10.0
