@@ -1,7 +1,7 @@
 """Write server/pdf_airlock/server/mcp/tools_list.json, the ``tools/list`` answer served before the SDK has
 loaded (``pdf_airlock.server.mcp.early_tools_list``): ``python scripts/tools_list_snapshot.py`` after changing
 a tool's
-schema or description. ``tests/test_handshake.py`` fails while the file is out of date."""
+schema or description. ``tests/protocol/test_handshake.py`` fails while the file is out of date."""
 
 from __future__ import annotations
 

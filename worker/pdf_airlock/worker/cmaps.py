@@ -13,7 +13,7 @@ never writable. Where memfds or sealing are missing, a private anonymous copy se
 It replaces ``CMapDB._load_data`` with a loader that decompresses and decodes only
 the CMap a document asks for, inside the child. Decoding every CMap in the zygote instead would
 cost seconds of warm-up and many times that memory in every job. The decoding mirrors pdfminer's own
-``_load_data`` (its JSON format and key conversions); tests/test_cmaps.py compares the two on
+``_load_data`` (its JSON format and key conversions); tests/sandbox/test_cmaps.py compares the two on
 every file. ``CMAP_PATH`` is not honoured: only the installed package's files are served.
 """
 

@@ -4,7 +4,7 @@ It names what crosses the trust boundary and nothing else: the module the zygote
 environment switches the supervisor may pass it, the job kinds reserved for the test suite, the
 error codes a job child may report, the names of the sandbox layers, the kinds of line a job
 child writes before its result envelope, and the names and ranges of OCR's limits. It imports
-nothing but the standard library, so loading it loads no PDF engine (tests/test_boundaries.py).
+nothing but the standard library, so loading it loads no PDF engine (tests/unit/test_boundaries.py).
 
 Messages of a ``WorkerError`` must never contain document bytes or passwords: the supervisor
 sanitises them and maps any code it does not know to ``internal``.

@@ -20,7 +20,7 @@ handling it reproduces exactly; everything else stays with the SDK:
 The call runs through ``Admission.run`` as on the SDK's route (principal, its roots, rate and
 concurrency, approvals, audit, metrics); the result is dumped and sieved by the negotiated
 version's surface with the SDK's own ``serialize_server_result``, as the SDK does.
-``tests/test_http_direct.py`` compares both routes byte for byte. The ``direct`` rows of
+``tests/protocol/test_http_direct.py`` compares both routes byte for byte. The ``direct`` rows of
 ``bench/perf/http_load.py`` measure it; ``PDF_AIRLOCK_DIRECT_CALLS=0`` turns it off, with stdio's.
 """
 

@@ -34,7 +34,7 @@ The SDK's private methods overridden or called here, all of ``StreamableHTTPServ
 ``_clean_up_memory_streams``, ``_run_sse_writer``, and the attributes ``_read_stream_writer``,
 ``_request_streams``, ``_sse_stream_writers``, ``_event_store``; of the session manager,
 ``_admit_session`` and ``_server_instances``/``_session_owners``.
-``tests/test_http_transport.py`` checks they are all still there, with the signatures used here.
+``tests/protocol/test_http_transport.py`` checks they are all still there, with the signatures used here.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ The answer is the app's ``CallToolResult`` shaped as the SDK shapes it: dumped (
 json mode, ``exclude_none``), then sieved by the negotiated version's surface with the SDK's own
 ``mcp_types.methods.serialize_server_result`` (fields and key order as that version defines
 them). Progress goes out as the SDK's ``notifications/progress``; a request the
-client cancels is never answered, as with the SDK. ``tests/test_fastcall.py`` compares both
+client cancels is never answered, as with the SDK. ``tests/protocol/test_direct_calls.py`` compares both
 routes on every tool. ``PDF_AIRLOCK_DIRECT_CALLS=0`` turns the route off.
 
 ``tools/list`` takes the route too when its ``params`` are absent or hold only a known

@@ -283,7 +283,7 @@ class StdioTransport:
 
     def _check_tools_snapshot(self, fast: DirectCalls) -> None:
         """Once the SDK is up: the snapshot a ``tools/list`` was answered from must be the
-        answer the SDK's rules make now (``tests/test_handshake.py`` keeps the file current)."""
+        answer the SDK's rules make now (``tests/protocol/test_handshake.py`` keeps the file current)."""
         version, snapshot = self.protocol_version, self._tools_snapshot
         if not (self._listed_early and snapshot and version):
             return

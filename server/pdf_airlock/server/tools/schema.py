@@ -1,7 +1,7 @@
 """Published JSON Schemas: written out in place and compact; the models stay the validators.
 
 ``tools/list`` is what every conversation with the server pays for first: a client parses it,
-and a model may read all of it, before any document is opened (``tests/test_tools_list_size.py``
+and a model may read all of it, before any document is opened (``tests/protocol/test_tools_list_size.py``
 holds it to a byte budget). What is published is made from the pydantic models here:
 
 - ``inline_refs``: local ``$ref``s replaced by the definitions they name. A jsonschema-based

@@ -3,7 +3,7 @@ result or one error code (server/pdf_airlock/server/pool/verdict.py), and the ch
 and progress lines are read as untrusted bytes (server/pdf_airlock/server/pool/child_output.py).
 
 The statuses are built as ``waitpid`` reports them, so every branch runs without forking a
-child; tests/test_pool.py and tests/test_faults.py drive the same code with real children.
+child; tests/sandbox/test_pool.py and tests/sandbox/test_faults.py drive the same code with real children.
 """
 
 from __future__ import annotations

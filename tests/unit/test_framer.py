@@ -2,7 +2,7 @@
 oversized frame, and answers that do not depend on where reads cut the stream.
 
 The framer is driven directly (``pdf_airlock.server.stdio.framing.Framer``);
-``tests/test_stdio_raw.py`` checks the same refusals over a real server's stdio.
+``tests/protocol/test_stdio_raw.py`` checks the same refusals over a real server's stdio.
 """
 
 from __future__ import annotations

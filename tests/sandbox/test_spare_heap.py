@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.pdfs import prose_pages, text_pdf
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 _PROBE = """
 import json, os, resource, sys

@@ -17,7 +17,7 @@ from typing import Final
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 # Top floor first. A name is a subpackage or a top-level module of the half.
 FLOORS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {

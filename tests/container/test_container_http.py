@@ -1,11 +1,11 @@
 """The real image in its HTTP mode: ``serve --transport streamable-http`` behind bearer-token
 auth, under the production flags, driven by the real ``mcp`` client over a real port.
 
-Runs when ``PDF_AIRLOCK_DOCKER=1`` and a Docker engine answers (as tests/test_container.py). The
+Runs when ``PDF_AIRLOCK_DOCKER=1`` and a Docker engine answers (as tests/container/test_container.py). The
 project's private dockerd has no bridge network, so the container shares the host's network
 (``--network host``) and binds a free port on all addresses, which the server allows only with
 auth. It runs under seccomp/profile-http.json, the stdio profile plus what a listening server
-needs (tests/test_http.py checks it is current).
+needs (tests/protocol/test_http.py checks it is current).
 """
 
 from __future__ import annotations

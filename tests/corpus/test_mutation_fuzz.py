@@ -22,7 +22,7 @@ def test_mutants_are_contained(tmp_path: Path) -> None:
 # named by seed): a PdfiumError escaping from page loading (20261133, 20261147, 20261226), a
 # content-stream operator that is not UTF-8 in pdf_security (20261206, 20261276), qpdf refusing a
 # page label in pdf_outline (20262500). Each goes through every tool.
-REGRESSIONS = Path(__file__).resolve().parent / "hostile" / "regression_corpus"
+REGRESSIONS = Path(__file__).resolve().parents[1] / "hostile" / "regression_corpus"
 TOOL_CALLS = (
     ("pdf_info", {}),
     ("pdf_read", {}),

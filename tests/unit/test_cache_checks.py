@@ -4,9 +4,9 @@ ours or not a directory, then used only through the descriptor opened at start),
 a regular file of bounded size, a successful result) and the budgets of disk and memory.
 
 Real temporary files, directories, symlinks, FIFOs, sockets and modes; no server. These are the tests
-``scripts/mutation.sh --modules signed`` runs against every mutant of ``server/pdf_airlock/server/cache.py``,
-so each asserts the exact reason or message (tests/test_cache.py drives the same cache through
-the real server)."""
+``scripts/mutation.sh --modules signed`` runs against every mutant of
+``server/pdf_airlock/server/app/cache.py``, so each asserts the exact reason or message
+(tests/tools/test_cache.py drives the same cache through the real server)."""
 
 from __future__ import annotations
 

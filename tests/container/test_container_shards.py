@@ -4,8 +4,8 @@ the production flags and the seccomp profile, over one generated corpus mounted 
 container is killed mid-way (``docker kill``: SIGKILL to every process in it) and run again;
 ``batch-merge``, in a container as the merge Job runs it, then finds every document done once.
 
-Runs when ``PDF_AIRLOCK_DOCKER=1`` and a Docker engine answers (as tests/test_container.py, whose
-flags it uses); the local-process variant is tests/test_shards.py.
+Runs when ``PDF_AIRLOCK_DOCKER=1`` and a Docker engine answers (as tests/container/test_container.py, whose
+flags it uses); the local-process variant is tests/tools/test_shards.py.
 """
 
 from __future__ import annotations
