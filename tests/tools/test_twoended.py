@@ -78,7 +78,7 @@ async def apps(root: Path, queue_depth: int = 8, **settings: Any) -> AsyncIterat
 async def settled(app: App, spares: int = 3) -> App:
     """Once the zygote has refilled its spares (after a call it forks replacements)."""
     with anyio.fail_after(SPARES_SETTLE_S):
-        while app.idle_spares() < spares:
+        while len(app.pool.idle_spares()) < spares:
             await anyio.sleep(0.005)
     return app
 
@@ -101,7 +101,7 @@ async def read_all(app: App, name: str, max_chars: int, pages: str | None, **ext
             args["pages"] = pages
         if cursor:
             args["cursor"] = cursor
-        if app.workers > 1:
+        if app.pool.workers > 1:
             await settled(app)
         result = await app.call_tool("pdf_read", args)
         answers.append(result.model_dump(mode="json"))

@@ -104,7 +104,6 @@ class App:
     def __init__(self, settings: Settings, pool: Pool) -> None:
         self.settings = settings
         self.pool = pool
-        self.workers = settings.workers
         self.max_result_bytes = settings.max_result_bytes
         self.ocr_limits = settings.ocr_limits()
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
@@ -147,13 +146,11 @@ class App:
 
         self.pool.start_soon(detached)
 
-    def free_workers(self) -> int:
-        """Worker slots a job started now would get at once, without queueing."""
-        return self.pool.free_workers()
+    async def slots_free(self, jobs: int) -> bool:
+        return await self.pool.slots_free(jobs)
 
-    def idle_spares(self) -> int:
-        """Pre-forked job children ready now (the pool's idle spares)."""
-        return len(self.pool.idle_spares())
+    def room_for_optional(self, jobs: int = 1, *, last_spare: bool = False) -> bool:
+        return self.pool.room_for_optional(jobs, last_spare=last_spare)
 
     async def run_job(
         self,

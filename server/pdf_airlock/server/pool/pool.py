@@ -329,6 +329,25 @@ class Pool:
         zygote = self._zygote
         return zygote.spares.pids() if zygote is not None and zygote.alive else []
 
+    def room_for_optional(self, jobs: int = 1, *, last_spare: bool = False) -> bool:
+        """Whether ``jobs`` optional jobs (jobs that only speed a call up, such as a two-ended
+        read's second child) may start now: a worker slot free for each, so none queues or causes
+        ``overloaded``, and an idle spare for each that leaves the pool's idle reserve (the spares
+        beyond ``workers``) idle, so the zygote does not fork refills beside them; ``last_spare``
+        may take the reserve too. Nothing awaits between this answer and the admission of a job
+        started on it."""
+        reserve = 0 if last_spare else max(0, self.spares - self.workers)
+        return self.free_workers() >= jobs and len(self.idle_spares()) >= jobs + reserve
+
+    async def slots_free(self, jobs: int) -> bool:
+        """Whether ``jobs`` worker slots are free now. Jobs cancelled just before (a call made as
+        soon as the previous one has its answer) give their slots back on their next turn: one
+        round of the event loop lets them, then this judges."""
+        if self.free_workers() >= jobs:
+            return True
+        await anyio.lowlevel.checkpoint()
+        return self.free_workers() >= jobs
+
     async def run(
         self,
         kind: str,

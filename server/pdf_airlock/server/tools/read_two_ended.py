@@ -12,7 +12,8 @@ a line on its result pipe before its envelope (``pdf_airlock.worker.progress``,
   whole pages, ignoring ``max_chars``. It is started when the forward child's ``selection`` line says there
   are at least ``_MIN_BACKWARD_POSITIONS`` positions (a one-page document never pays for it), or at once when
   an earlier read of the same bytes and selection found that many (``pdf_airlock.server.tools.page_counts``;
-  one that found fewer reads with the single child), and only if ``_room_for`` it: a worker slot free at that
+  one that found fewer reads with the single child), and only if the pool has room for it
+  (``Pool.room_for_optional``): a worker slot free at that
   moment (it never queues, so it never causes an ``overloaded``; with nothing queued at most ``workers - 1``
   run) and an idle spare that stays idle after it takes one; without room then, it is tried again as pages
   come in (the zygote refills its spares meanwhile). Its lines count only if its ``selection`` line agrees
@@ -51,7 +52,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
-import anyio.lowlevel
 import structlog
 from pydantic import BaseModel, Field, ValidationError
 
@@ -111,10 +111,6 @@ MIN_TWO_ENDED_BYTES: Final = 8 * 1024
 _MAX_WARNINGS: Final = 100  # what the child keeps, and what the read's untrusted model admits
 # The envelope's own fields (ok, engine, counts, next, brackets) next to its pages' lines.
 _ENVELOPE_BYTES: Final = 512
-# Idle spares a backward child must leave behind: with none left, the zygote forks and warms up
-# replacements at once, beside the two running children, and on a machine with as many cores as
-# workers that costs more than the second child saves.
-_SPARES_KEPT_IDLE: Final = 1
 # Fewer positions than this are read by the forward child alone: a second child would start,
 # open the document and reach the one or two pages it could take about when the first does.
 _MIN_BACKWARD_POSITIONS: Final = 3
@@ -210,8 +206,8 @@ class _TwoEnded(Generic[ReadT]):
                 # Checked atomically with the job's admission: nothing awaits between this check
                 # and the pool's count of admitted jobs. A restart may take the last idle spare:
                 # it only happens on long reads, where a refill beside it costs little.
-                keep_idle = 0 if after is not None else _SPARES_KEPT_IDLE
-                if stream.direction == "backward" and not _room_for(runner, 1, keep_idle):
+                optional = stream.direction == "backward"
+                if optional and not runner.room_for_optional(last_spare=after is not None):
                     return
                 await runner.run_job(
                     "pdf_read",
@@ -459,12 +455,6 @@ class _TwoEnded(Generic[ReadT]):
         return result, removal_warnings(removed)
 
 
-def _room_for(runner: JobRunner, jobs: int, keep_idle: int = _SPARES_KEPT_IDLE) -> bool:
-    """A worker slot free now for each job (an optional job never queues), and an idle spare
-    for each that leaves ``keep_idle`` more idle (see the module docstring)."""
-    return runner.free_workers() >= jobs and runner.idle_spares() >= jobs + keep_idle
-
-
 def _check_envelope_size(raw: dict[str, Any], max_result_bytes: int) -> None:
     """The single child refuses an envelope over the cap (``pdf_airlock.worker.child._encode``); so does the
     merged answer, with the same error, measured on the same encoding."""
@@ -486,15 +476,8 @@ async def two_ended_read(
     """The answer read from both ends, validated by ``model`` (``pdf_read``'s untrusted result),
     or None when this read should take the single child."""
     # The forward child takes a spare as a single child would; the backward one is gated later.
-    if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES:
+    if document.size < MIN_TWO_ENDED_BYTES or not await runner.slots_free(2):
         return None
-    if runner.free_workers() < 2:
-        # A call made right after an earlier one's answer (the next part of a cursor, from the
-        # same task) finds that read's cancelled children still counted: they give their slots
-        # back on their next turn. One round of the event loop lets them, then judge.
-        await anyio.lowlevel.checkpoint()
-        if runner.free_workers() < 2:
-            return None
     key = (document.sha256, str(job_args.get("engine", "fast")), job_args.get("pages"))
     known = runner.selections.get(key)
     if known is not None and known - int(job_args.get("start_index", 0)) < _MIN_BACKWARD_POSITIONS:
@@ -510,12 +493,12 @@ async def two_ended_read(
         job_args,
         model,
         lambda after: start(read.backward, after),
-        lambda: _room_for(runner, 1),
+        lambda: runner.room_for_optional(1),
         report_progress=progress is not None,
         on_selection=lambda selection: runner.selections.put(key, selection.selected_pages),
     )
     start(read.forward)
-    if known is not None and _room_for(runner, 2):
+    if known is not None and runner.room_for_optional(2):
         # Pages enough for two, as an earlier read found: the backward child starts now, not
         # after the forward child's selection line (``pdf_airlock.server.tools.page_counts``).
         read.backward_started = True
