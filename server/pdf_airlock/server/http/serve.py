@@ -39,7 +39,7 @@ from pdf_airlock.server.pool.probe import missing_layers, probe_layers, summary
 
 __all__ = ["main", "serve_http"]
 
-log = structlog.get_logger("pdf_airlock.http")
+log = structlog.get_logger(__name__)
 
 EXIT_USAGE: Final = 2
 EXIT_SANDBOX: Final = 1
