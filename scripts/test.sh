@@ -2,7 +2,7 @@
 # The whole test suite (run by `make test` after the linters).
 #
 # When a Docker engine can be set up here (root, with docker.io and mmdebstrap installable),
-# this builds the image and runs the container tests too (tests/test_container.py) against a
+# this builds the image and runs the container tests too (tests/container/test_container.py) against a
 # private dockerd that it stops afterwards. PDF_AIRLOCK_REQUIRE_DOCKER=1 (set by .ci/run) makes
 # a failure to set Docker up an error instead of a skip.
 set -euo pipefail
@@ -16,7 +16,7 @@ say() { echo "== $*" >&2; }
 
 # OCR's language data and fonts (Debian packages, read by pdf_airlock.worker.pdf.ocr): the tests
 # need English, orientation and script detection (osd), German, Arabic and Simplified Chinese
-# (tests/test_ocr*.py), and WenQuanYi Micro Hei to typeset their Chinese page (DejaVu, for the
+# (tests/tools/test_ocr*.py), and WenQuanYi Micro Hei to typeset their Chinese page (DejaVu, for the
 # others, comes with Debian). Installed here when missing and this runs as root with apt-get.
 TESSDATA=/usr/share/tesseract-ocr/5/tessdata
 OCR_PACKAGES=()

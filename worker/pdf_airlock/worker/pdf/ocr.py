@@ -59,7 +59,6 @@ __all__ = [
     "check_languages",
     "languages",
     "recognise",
-    "self_check",
     "unavailable_reason",
     "warm_up",
 ]
@@ -220,7 +219,9 @@ class _Page:
         self.number = page_number
         self.limits = limits
         self.stop = time.monotonic() + limits.page_timeout_ms / 1000
-        self.scale = ocrimage.scale_for(page, page_number, limits, scan)
+        self.scale = ocrimage.scale_for(
+            page, page_number, dpi=limits.dpi, min_dpi=limits.min_dpi, max_pixels=limits.max_pixels, scan=scan
+        )
         self.dpi = self.scale * POINTS_PER_INCH
         self.image = ocrimage.render(page, page_number, self.scale, 0)
 
@@ -506,28 +507,3 @@ def _warm_read(sample_page: Any, expected: str) -> None:
                 api.Clear()
     if _osd:
         recognise(sample_page, 1, None, OcrLimits())
-
-
-def self_check(args: dict[str, Any]) -> str:
-    """In a sandboxed child (``pdf-airlock self-test``): OCR the trusted sample page with
-    ``pdf_read`` under the OCR limits in the probe's ``args`` and say how it went, as a layer
-    status: ``active: ...``, ``unavailable: ...`` or ``failed: ...``."""
-    from pdf_airlock.worker.parsers import get_parser
-    from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT, tiny_pdf
-
-    if not available():
-        return f"unavailable: {unavailable_reason()}"
-    try:
-        read_args = {"max_chars": 1000, "ocr": "force", OCR_LIMITS_ARG: args.get(OCR_LIMITS_ARG)}
-        page = get_parser("pdf_read")(tiny_pdf(), read_args)["pages"][0]
-    except WorkerError as exc:
-        return f"failed: {exc.code}: {exc.message}"
-    except (RuntimeError, MemoryError) as exc:
-        return f"failed: {type(exc).__name__}"
-    if SAMPLE_TEXT not in page["text"]:
-        return "failed: the sample page was misread"
-    detection = "scripts and orientation detected" if detects() else "no script detection (osd not installed)"
-    return (
-        f"active: read the sample page (confidence {page['ocr_confidence']}); {detection}; "
-        f"languages: {', '.join(languages())}"
-    )

@@ -1,7 +1,8 @@
 """The page image OCR reads: its resolution, its rendering, whether it has ink, and the map from
 its pixels back to the page.
 
-Input: a PDFium page of an untrusted document and the job's OCR limits (``ocr.OcrLimits``). A
+Input: a PDFium page of an untrusted document and the job's OCR limits (``ocr.OcrLimits``: its
+resolution, least resolution and pixel budget). A
 scan (the caller says whether the page's text layer is absent or sparse) whose largest image
 covers at least ``SCAN_IMAGE_SHARE`` of it is rendered at that image's own pixels per inch as
 placed, pixel for pixel (PDFium stretches the page to the bitmap's size, so the size must be
@@ -15,12 +16,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from pdf_airlock.worker.contract import WorkerError
-
-if TYPE_CHECKING:
-    from pdf_airlock.worker.pdf.ocr import OcrLimits
 
 __all__ = ["Image", "has_ink", "render", "scale_for", "to_page"]
 
@@ -74,21 +72,21 @@ def _scan_scale(page: Any, width_pt: float, height_pt: float) -> float | None:
     return None if best is None else best[1]
 
 
-def scale_for(page: Any, page_number: int, limits: OcrLimits, scan: bool) -> float:
+def scale_for(page: Any, page_number: int, *, dpi: int, min_dpi: int, max_pixels: int, scan: bool) -> float:
     width_pt, height_pt = (float(v) for v in page.get_size())
     if not (math.isfinite(width_pt) and math.isfinite(height_pt)) or width_pt <= 0 or height_pt <= 0:
         raise WorkerError("malformed", f"page {page_number} has no usable size")
     native = _scan_scale(page, width_pt, height_pt) if scan else None
-    scale = limits.dpi / POINTS_PER_INCH if native is None else native
-    scale = max(scale, limits.min_dpi / POINTS_PER_INCH)
-    if width_pt * height_pt * scale * scale > limits.max_pixels:
-        scale = math.sqrt(limits.max_pixels / (width_pt * height_pt)) * 0.999
-    if scale * POINTS_PER_INCH < limits.min_dpi:
+    scale = dpi / POINTS_PER_INCH if native is None else native
+    scale = max(scale, min_dpi / POINTS_PER_INCH)
+    if width_pt * height_pt * scale * scale > max_pixels:
+        scale = math.sqrt(max_pixels / (width_pt * height_pt)) * 0.999
+    if scale * POINTS_PER_INCH < min_dpi:
         raise WorkerError(
             "memory_limit",
-            f"page {page_number} is too large to OCR: it would need more than {limits.max_pixels} pixels "
-            f"at {limits.min_dpi} dpi",
-            {"page": page_number, "max_pixels": limits.max_pixels},
+            f"page {page_number} is too large to OCR: it would need more than {max_pixels} pixels "
+            f"at {min_dpi} dpi",
+            {"page": page_number, "max_pixels": max_pixels},
         )
     # pixel for pixel: PDFium rounds a bitmap's size up, so a hair under the exact scale
     return scale * (1 - 1e-9) if native is not None and scale == native else scale
