@@ -1,8 +1,14 @@
-"""Human approval through MCP elicitation on stdio: ``serve --policy FILE`` with an
-``[approval]`` table, driven by the real ``mcp`` client over real stdio."""
+"""Human approval on stdio: ``serve --policy FILE`` with an ``[approval]`` table, driven by the
+real ``mcp`` client over real stdio in both protocol eras: ``legacy`` (a 2025-11-25 session, the
+question an ``elicitation/create`` request) and ``auto`` (2026-07-28, the question an
+``InputRequiredResult`` with a signed ``requestState``, the answer in the next round). Accept,
+decline and cancel are decided the same in both, and the audit event records each."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +17,14 @@ import pdfs
 import pytest
 from conftest import PROJECT, server_command
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, get_default_environment
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 from tests.hostile.generate import active_content
 
 pytestmark = pytest.mark.anyio
+
+ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+CALL_TIMEOUT_S = "30"  # a shared test machine may be slow to warm the zygote; no call here waits
 
 
 @pytest.fixture(scope="module")
@@ -27,36 +36,89 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _client(folder: Path, answer: str | None) -> Client:
-    command = server_command(folder, "--policy", str(folder / "policy.toml"))
+def audit_events(log: Path) -> list[dict[str, Any]]:
+    events = []
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            event = json.loads(line)
+            if event.get("event") == "tool_call":
+                events.append(event)
+    return events
+
+
+@asynccontextmanager
+async def approving(folder: Path, mode: str, answers: list[str] | None, log: Path) -> AsyncIterator[Client]:
+    """A client of ``mode`` whose human gives the ``answers`` in turn (None: the client declares
+    no elicitation); the server's stderr goes to ``log``."""
+    command = server_command(folder, "--policy", str(folder / "policy.toml"), "--timeout", CALL_TIMEOUT_S)
     params = StdioServerParameters(
         command=command[0], args=command[1:], cwd=str(PROJECT), env=get_default_environment()
     )
     elicit: Any = None
-    if answer is not None:
+    if answers is not None:
 
         async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+            answer = answers.pop(0)
             if answer == "accept":
                 return types.ElicitResult(action="accept", content={"approve": True})
-            return types.ElicitResult(action="decline")
+            return types.ElicitResult(action=answer)  # type: ignore[arg-type]
 
-    return Client(params, mode="legacy", read_timeout_seconds=60, elicitation_callback=elicit)
+    with log.open("w") as errlog:
+        async with Client(
+            stdio_client(params, errlog=errlog),
+            mode=mode,
+            read_timeout_seconds=60,
+            elicitation_callback=elicit,
+        ) as client:
+            assert client.session.protocol_version == ERAS[mode]
+            yield client
 
 
-@pytest.mark.parametrize(
-    ("answer", "approval"), [("accept", None), ("decline", "declined"), (None, "unavailable")]
-)
-async def test_stdio_asks_before_reading_a_high_risk_document(
-    folder: Path, answer: str | None, approval: str | None
+def refusal(result: types.CallToolResult) -> str:
+    assert result.is_error and result.structured_content is not None
+    error = result.structured_content["error"]
+    assert error["code"] == "path_denied"
+    return str(error["details"]["approval"])
+
+
+@pytest.mark.parametrize("mode", list(ERAS))
+async def test_both_eras_ask_before_reading_a_high_risk_document(
+    folder: Path, mode: str, tmp_path: Path
 ) -> None:
-    async with _client(folder, answer) as client:
+    answers = ["decline", "cancel", "accept"]
+    log = tmp_path / "server.log"
+    async with approving(folder, mode, answers, log) as client:
         plain = await client.call_tool("pdf_read", {"path": "plain.pdf"})
         assert not plain.is_error  # a low-risk document asks nothing
+        assert refusal(await client.call_tool("pdf_read", {"path": "risky.pdf"})) == "declined"
+        assert refusal(await client.call_tool("pdf_read", {"path": "risky.pdf"})) == "cancelled"
         risky = await client.call_tool("pdf_read", {"path": "risky.pdf"})
-    if approval is None:
         assert not risky.is_error
         assert "Active content document" in risky.content[0].text  # type: ignore[union-attr]
-    else:
-        assert risky.is_error and risky.structured_content is not None
-        error = risky.structured_content["error"]
-        assert error["code"] == "path_denied" and error["details"]["approval"] == approval
+        again = await client.call_tool("pdf_search", {"path": "risky.pdf", "query": "Active"})
+        assert not again.is_error  # approved once for this client and document
+    assert answers == []
+    decided = [event.get("approvals") for event in audit_events(log) if "approvals" in event]
+    if mode == "legacy":  # one round a call
+        assert decided == [["high_risk:declined"], ["high_risk:cancelled"], ["high_risk:accepted"]]
+    else:  # the round that asks, then the round that brings the answer
+        assert decided == [
+            ["high_risk:asked"],
+            ["high_risk:declined"],
+            ["high_risk:asked"],
+            ["high_risk:cancelled"],
+            ["high_risk:asked"],
+            ["high_risk:accepted"],
+        ]
+        outcomes = [event["outcome"] for event in audit_events(log) if "approvals" in event]
+        assert outcomes[::2] == ["input_required"] * 3
+
+
+@pytest.mark.parametrize("mode", list(ERAS))
+async def test_a_client_that_cannot_elicit_is_refused(folder: Path, mode: str, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    async with approving(folder, mode, None, log) as client:
+        assert refusal(await client.call_tool("pdf_read", {"path": "risky.pdf"})) == "unavailable"
+    assert [event.get("approvals") for event in audit_events(log) if "approvals" in event] == [
+        ["high_risk:unavailable"]
+    ]

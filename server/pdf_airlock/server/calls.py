@@ -35,7 +35,7 @@ from pdf_airlock.server.tools.page_counts import SelectionMemo
 from pdf_airlock.server.tools.registry import TOOLS, ToolSpec
 from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
-__all__ = ["App", "Gate", "error_result"]
+__all__ = ["App", "Gate", "InputRequired", "error_result"]
 
 log = structlog.get_logger("pdf_airlock.calls")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -46,6 +46,15 @@ _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
 )
 _PRINCIPAL: contextvars.ContextVar[str] = contextvars.ContextVar("pdf_airlock_principal", default="")
+
+
+class InputRequired(Exception):
+    """The call needs the client's input before it can go on (the 2026-07-28 era's
+    multi-round-trip request): its ``InputRequiredResult`` is the call's answer this round."""
+
+    def __init__(self, result: types.InputRequiredResult) -> None:
+        super().__init__("input required")
+        self.result = result
 
 
 def error_result(error: ToolError) -> types.CallToolResult:
@@ -109,8 +118,12 @@ class App:
         self.max_result_bytes = settings.max_result_bytes
         self.ocr_limits = settings.ocr_limits()
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
-        if settings.cache_key_file is not None:  # cursors then pass between processes sharing it
-            share_key(prepare_key_file(settings.cache_key_file, settings.cache_dir))
+        # The --cache-key-file secret: cursors and approval states then pass between processes
+        # sharing it (``tools.cursors``, ``approval_state``).
+        self.key_secret: bytes | None = None
+        if settings.cache_key_file is not None:
+            self.key_secret = prepare_key_file(settings.cache_key_file, settings.cache_dir)
+            share_key(self.key_secret)
         self.cache = ResultCache(
             settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes, settings.cache_key_file
         )
@@ -254,6 +267,9 @@ class App:
             result = await self._call(name, arguments or {}, audit, paths or self.policy, gate)
             audit["outcome"] = "ok"
             return result
+        except InputRequired:
+            audit["outcome"] = "input_required"  # the client is asked, and calls again
+            raise
         except ToolError as error:
             audit["outcome"] = error.code
             if error.code == "internal":  # names the parser's exception type and frame, never data

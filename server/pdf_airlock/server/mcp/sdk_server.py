@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from pdf_airlock.server import __version__
-from pdf_airlock.server.calls import App
+from pdf_airlock.server.calls import App, InputRequired
 from pdf_airlock.server.config import Settings
 from pdf_airlock.server.http.policy import Approval
 from pdf_airlock.server.mcp.direct_calls import FastCalls
@@ -51,7 +51,7 @@ def build_server(app: App, call: CallFn | None = None) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name not in TOOLS:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name[:100]}", {"tools": list(TOOLS)})
         progress = None
@@ -60,9 +60,12 @@ def build_server(app: App, call: CallFn | None = None) -> Server[Any]:
             async def progress(done: int, total: int) -> None:
                 await ctx.session.report_progress(done, total, f"page {done} of {total}")
 
-        if call is not None:
-            return await call(ctx, params.name, dict(params.arguments or {}), progress)
-        return await app.call_tool(params.name, dict(params.arguments or {}), ctx.request_id, progress)
+        try:
+            if call is not None:
+                return await call(ctx, params.name, dict(params.arguments or {}), progress)
+            return await app.call_tool(params.name, dict(params.arguments or {}), ctx.request_id, progress)
+        except InputRequired as needed:  # a 2026-07-28 approval: the question, and a call again
+            return needed.result
 
     server: Server[Any] = Server(
         SERVER_NAME,
@@ -95,7 +98,7 @@ def approval_call(app: App, approval: Approval) -> CallFn:
     async def call(
         ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any], progress: ProgressFn | None
     ) -> types.CallToolResult:
-        gate = approvals.gate(ctx.session, ctx.request_id, _STDIO_PRINCIPAL, "")
+        gate = approvals.gate(approvals.asker(ctx, _STDIO_PRINCIPAL), _STDIO_PRINCIPAL, "")
         return await app.call_tool(name, arguments, ctx.request_id, progress, gate=gate)
 
     return call
