@@ -23,6 +23,7 @@ from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.http.approval import Approvals, Asker
 from pdf_airlock.server.http.auth import principal_of
 from pdf_airlock.server.http.policy import Limiter, Policy
+from pdf_airlock.server.policy.paths import PathPolicy
 from pdf_airlock.server.pool.child_output import ProgressFn
 
 __all__ = ["ANONYMOUS", "HttpCalls"]
@@ -32,7 +33,7 @@ MCP_SESSION_ID: Final = "mcp-session-id"
 
 
 class HttpCalls:
-    """The ``CallFn`` the HTTP transport gives ``sdk_server.build_server``."""
+    """The ``CallFn`` and ``Access`` the HTTP transport gives ``sdk_server.build_server``."""
 
     def __init__(self, app: App, policy: Policy, *, authenticated: bool) -> None:
         self.app = app
@@ -51,6 +52,17 @@ class HttpCalls:
         request = ctx.request if isinstance(ctx.request, Request) else None
         asker = self.approvals.asker(ctx, self.principal_label(request))
         return await self.run(request, ctx.request_id, name, arguments, asker=asker, progress=progress)
+
+    def principal(self, ctx: ServerRequestContext[Any]) -> str:
+        return self.principal_label(ctx.request if isinstance(ctx.request, Request) else None)
+
+    def paths(self, ctx: ServerRequestContext[Any]) -> PathPolicy:
+        """The roots of the request's principal (none without one when auth is on)."""
+        request = ctx.request if isinstance(ctx.request, Request) else None
+        principal = principal_of(request.scope) if request is not None else None
+        if self.authenticated and principal is None:
+            return PathPolicy((), self.app.settings.max_file_bytes)
+        return self.policy.paths_for(self.policy.rule_for(principal))
 
     @staticmethod
     def principal_label(request: Request | None) -> str:
