@@ -555,6 +555,26 @@ async def test_progress_reaches_a_client_of_each_era(
     assert seen and seen[-1] == (12, 12)
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_delivered_answer_is_readable_only_by_its_principal(
+    server: RunningServer, keys: Keys, mode: str
+) -> None:
+    async with connect(server.url, keys.token("alice"), mode=mode) as alice:
+        delivered = await alice.call_tool("pdf_read", {"path": "long.pdf", "deliver": "resource"})
+        assert not delivered.is_error and delivered.structured_content is not None
+        uri = delivered.structured_content["resource"]["uri"]
+        mine = await alice.read_resource(uri)
+        assert "Page 1" in mine.contents[0].text  # type: ignore[union-attr]
+    async with connect(server.url, keys.token("bob", groups=["bobs"]), mode=mode) as bob:
+        with pytest.raises(MCPError) as refused:
+            await bob.read_resource(uri)
+        assert refused.value.error.code == types.INVALID_PARAMS
+        assert refused.value.error.message == "Resource not found"  # as for a URI never issued
+        assert (await bob.list_resources()).resources == []
+    async with connect(server.url, keys.token("alice"), mode=mode) as again:  # another session, alice
+        assert uri in [str(resource.uri) for resource in (await again.list_resources()).resources]
+
+
 # -- probes and metrics ----------------------------------------------------------------------
 
 

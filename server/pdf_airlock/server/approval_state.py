@@ -18,6 +18,12 @@ before its expiry (``--approval-state-ttl``), and once (its nonce is remembered 
 expires). The digests are keyed, so a token in a client's log gives away neither a password
 nor who the principal is.
 
+Why not the SDK's own pieces: an ``Elicit``-resolved parameter (``MCPServer``) is asked before the
+tool runs, and this question depends on the document (its triage), opened in the call; the
+SDK's ``RequestStateBoundary`` binds a state to the request's arguments and to the principal of
+the SDK's own auth context (this server authenticates with its own middleware), but not to the
+document's bytes, and lets a state be used again until it expires.
+
 ``redeem`` raises ``StateError`` naming what failed (``malformed``, ``signature``, ``expired``,
 ``principal``, ``document``, ``tool``, ``arguments``, ``replayed``): the audit event records it,
 the client is told only ``invalid_state`` or ``expired``.
