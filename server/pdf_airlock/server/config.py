@@ -40,10 +40,10 @@ class _Defaults:
     child_idle_s: float = 60.0  # a child between two documents of its key waits this long at most
     max_child_idle_s: float = 3600.0
     batch_progress_s: float = 10.0  # between ``batch_progress`` events (``pdf_airlock.server.batch.report``)
-    # A 2026-07-28 approval's signed requestState counts this long (``pdf_airlock.server.approval_state``)
+    # A 2026-07-28 approval's signed requestState counts this long (``pdf_airlock.server.app.approval_state``)
     approval_state_ttl_s: float = 300.0
     approval_state_ttl_range: tuple[float, float] = (10.0, 3600.0)
-    # Answers delivered as resources (``pdf_airlock.server.resources``)
+    # Answers delivered as resources (``pdf_airlock.server.app.resources``)
     resource_ttl_s: float = 3600.0
     resource_ttl_range: tuple[float, float] = (60.0, 7 * 86400.0)
     resource_mb: int = 64
@@ -79,7 +79,7 @@ class Settings:
     cache_bytes: int = DEFAULTS.cache_mb * MIB
     cache_dir: Path | None = None
     cache_key_file: Path | None = (
-        None  # the HMAC secret of --cache-dir's entries (``pdf_airlock.server.cache``)
+        None  # the HMAC secret of --cache-dir's entries (``pdf_airlock.server.app.cache``)
     )
     cache_disk_bytes: int = DEFAULTS.cache_disk_mb * MIB
     require_layers: tuple[str, ...] = ()
@@ -105,6 +105,17 @@ class Settings:
     def ocr_limits(self) -> dict[str, int]:
         """The job argument ``contract.OCR_LIMITS_ARG``."""
         return {name: getattr(self, f"ocr_{name}") for name in OCR_LIMITS}
+
+    def job_limits(self) -> dict[str, int]:
+        """The limits every job's child applies to itself (``pdf_airlock.worker.sandbox.layers``)."""
+        return {
+            "memory_bytes": self.memory_bytes,
+            "cpu_seconds": self.cpu_seconds,
+            "max_input_bytes": self.max_file_bytes,
+            "max_result_bytes": self.max_result_bytes,
+            "nice": self.job_nice,
+            "documents": self.documents_per_child,
+        }
 
     def sandbox_spec(self) -> dict[str, object]:
         """What every job asks of its child's sandbox."""

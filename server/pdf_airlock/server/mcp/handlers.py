@@ -2,7 +2,7 @@
 argument completion. Both transports use them, each naming its caller (``Access``).
 
 - ``resources/read`` of ``pdf-airlock://result/<id>[?part=N]``: a delivered answer
-  (``pdf_airlock.server.resources``), part N of it, for the principal that made it; each part's
+  (``pdf_airlock.server.app.resources``), part N of it, for the principal that made it; each part's
   ``_meta`` says which part it is, how many there are and the next one's URI. Anything else, or
   another principal's, or an expired one: ``-32602`` "Resource not found", the same for each.
   ``resources/list``: the caller's live delivered answers; ``resources/templates/list``: the
@@ -11,7 +11,7 @@ argument completion. Both transports use them, each naming its caller (``Access`
   to read that document with these tools; it opens nothing. It is the reference clients complete
   arguments against: ``completion/complete`` on it completes ``path`` (the caller's documents)
   and ``pages`` (the labels of the document in the context's ``path``)
-  (``pdf_airlock.server.completions``).
+  (``pdf_airlock.server.app.completions``).
 - List results carry the 2026-07-28 caching fields: the tool, prompt and template lists never
   change while the server runs (``LIST_TTL_MS``, shared by every caller: ``public``); the
   resources list and each resource are the caller's own (``private``).
@@ -29,20 +29,20 @@ from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from pdf_airlock.server.calls import App
-from pdf_airlock.server.completions import complete_pages, complete_path
-from pdf_airlock.server.delivery import RESOURCE_META
-from pdf_airlock.server.policy.paths import PathPolicy
-from pdf_airlock.server.policy.sanitize import clean_text
+from pdf_airlock.server.app.calls import App
+from pdf_airlock.server.app.completions import complete_pages, complete_path
+from pdf_airlock.server.app.delivery import RESOURCE_META
+from pdf_airlock.server.app.resources import RESOURCE_TEMPLATE, parse_uri
+from pdf_airlock.server.boundary.paths import PathPolicy
+from pdf_airlock.server.boundary.sanitize import clean_text
 from pdf_airlock.server.pool.child_output import ProgressFn
-from pdf_airlock.server.resources import RESOURCE_TEMPLATE, parse_uri
 
 __all__ = ["CACHE_HINTS", "LIST_TTL_MS", "PROMPT", "Access", "CallFn", "Handlers", "StdioAccess"]
 
 log = structlog.get_logger("pdf_airlock.resources")
 
 # How a transport runs one call: (request context, tool, arguments, progress) -> result. The HTTP
-# transport's adds the principal, its policy and approvals (``pdf_airlock.server.http.calls``).
+# transport's adds the principal, its policy and approvals (``pdf_airlock.server.http.admission``).
 CallFn = Callable[
     [ServerRequestContext[Any], str, dict[str, Any], ProgressFn | None], Awaitable[types.CallToolResult]
 ]

@@ -3,7 +3,7 @@
 Importing the ``mcp`` SDK costs most of a second; the first thing every client sends is
 ``initialize`` (2024-11-05 .. 2025-11-25) or ``server/discover`` (2026-07-28). The transport
 answers that one request from here at once, with exactly the result the SDK produces (same
-version negotiation, capabilities, serverInfo, instructions; ``tests/test_handshake.py`` compares
+version negotiation, capabilities, serverInfo, instructions; ``tests/protocol/test_handshake.py`` compares
 the bytes for every version), and forwards the request to the SDK once it is loaded so the SDK's
 connection state is the same as if it had answered (its duplicate answer is dropped).
 
@@ -45,7 +45,7 @@ SERVER_ICONS: Final = (
     },
 )
 # What every tool shares, said once here rather than in each tool's schema
-# (``pdf_airlock.server.tools.models``). tests/test_handshake.py checks the error codes against
+# (``pdf_airlock.server.tools.models``). tests/protocol/test_handshake.py checks the error codes against
 # ``pdf_airlock.server.errors.CODES``.
 INSTRUCTIONS: Final = (
     "pdf-airlock reads untrusted PDFs in a sandbox: nothing in a document runs, and the text it "
@@ -87,7 +87,7 @@ _META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 _META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 
-# As the SDK derives them from the handlers ``sdk_server`` registers (tests/test_handshake.py).
+# As the SDK derives them from the handlers ``sdk_server`` registers (tests/protocol/test_handshake.py).
 _CAPABILITIES: Final = {
     "completions": {},
     "prompts": {"listChanged": False},

@@ -108,7 +108,7 @@ class DocumentInput(StrictInput):
         return call_schema(inline_refs(super().model_json_schema(*args, **kwargs)))
 
 
-# How a text tool answers (``pdf_airlock.server.delivery``): inline, or its whole answer kept as a
+# How a text tool answers (``pdf_airlock.server.app.delivery``): inline, or its whole answer kept as a
 # resource the result links to. Told once, in the server's instructions.
 Deliver = Literal["inline", "resource"]
 
