@@ -82,7 +82,16 @@ APPROVE_SCHEMA: Final[dict[str, Any]] = {
     },
     "required": ["approve"],
 }
-_ELICITATION: Final = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+
+
+def _asks_forms(session: ServerSession | None) -> bool:
+    """The client declared form elicitation: ``elicitation`` with ``form``, or bare (the only
+    shape before modes existed); one that declared only ``url`` cannot show the form."""
+    capabilities = session.client_capabilities if session is not None else None
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
 _INPUT_KEY: Final = "pdf-airlock/approve/{action}"  # the inputRequests key of an action's question
 # Decisions (the audit's ``action:decision``, a refusal's ``details.approval``).
 ACCEPTED: Final = "accepted"
@@ -141,7 +150,7 @@ class SessionAsker:
         session = self.session
         if session is None or not session.can_send_request:
             return False
-        return session.check_client_capability(_ELICITATION)
+        return _asks_forms(session)
 
     async def ask(self, question: Question) -> str:
         assert self.session is not None
@@ -179,7 +188,7 @@ class RoundTripAsker:
         self.state_error: str | None = None
 
     def can_ask(self) -> bool:
-        return self.session is not None and self.session.check_client_capability(_ELICITATION)
+        return _asks_forms(self.session)
 
     async def ask(self, question: Question) -> str:
         binding = Binding(self.principal, question.document.sha256, question.tool, question.arguments)
@@ -254,7 +263,7 @@ class Approvals:
         the document is open): False lets the call run without the SDK's session (the direct
         route, ``pdf_airlock.server.http.direct``), where the gate asks nobody and the policy's
         fallback decides, as it would for this client."""
-        if session is None or not session.check_client_capability(_ELICITATION):
+        if not _asks_forms(session):
             return False
         extract = arguments.get("extract")
         if name == "pdf_attachments" and isinstance(extract, str) and self.approval.attachments:
