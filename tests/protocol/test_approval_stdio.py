@@ -27,6 +27,7 @@ pytestmark = pytest.mark.anyio
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 KEY = "pdf-airlock/approve/high_risk"
 CALL_TIMEOUT_S = "30"  # a shared test machine may be slow to warm the zygote; no call here waits
+TEST_TIMEOUT_S = 300  # a server started for each test, several rounds each
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +86,7 @@ def refusal(result: types.CallToolResult) -> str:
 
 
 @pytest.mark.parametrize("mode", list(ERAS))
+@pytest.mark.timeout(TEST_TIMEOUT_S)
 async def test_both_eras_ask_before_reading_a_high_risk_document(
     folder: Path, mode: str, tmp_path: Path
 ) -> None:
@@ -190,6 +192,7 @@ def refused_as(result: Any) -> str:
     return str(error["details"]["approval"])
 
 
+@pytest.mark.timeout(TEST_TIMEOUT_S)
 async def test_every_replay_and_forgery_is_refused(folder: Path, tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     risky = {"path": "risky.pdf"}

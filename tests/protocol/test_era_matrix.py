@@ -119,7 +119,8 @@ CALLS: list[dict[str, Any]] = [
 ]
 CLIENTS = (*PYTHON_CLIENTS, *TS_CLIENTS)
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+MATRIX_TIMEOUT_S = 900  # six clients, four servers and Node, each started on a shared machine
 
 
 def calls_for(client: str) -> list[dict[str, Any]]:
@@ -353,6 +354,7 @@ EXPECTED_PATHS = {"values": ["long.pdf"], "total": 1}
 EXPECTED_LABELS = {"values": ["i", "ii"], "total": 2}
 
 
+@pytest.mark.timeout(MATRIX_TIMEOUT_S)
 async def test_every_client_of_every_era_gets_the_same_answers(
     folder: Path, http: RunningServer, node: Path, tmp_path: Path
 ) -> None:
