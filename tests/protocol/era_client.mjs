@@ -33,6 +33,18 @@ client.setRequestHandler(ElicitRequestSchema, async (request) =>
     ? { action: "accept", content: { approve: true } }
     : { action: "decline" },
 );
+// This SDK hands a notification to its handler a microtask after reading it, and a response at
+// once: a progress notification read together with its call's answer finds the call gone and is
+// reported as an error naming it. Those are progress the client received too, in wire order.
+let progressSink = null;
+const UNKNOWN_TOKEN = "Received a progress notification for an unknown token: ";
+client.onerror = (error) => {
+  const text = String(error?.message ?? error);
+  if (progressSink && text.startsWith(UNKNOWN_TOKEN)) {
+    const { params } = JSON.parse(text.slice(UNKNOWN_TOKEN.length));
+    progressSink.push([params.progress, params.total ?? null, true]);
+  }
+};
 let negotiated = null; // what initialize agreed, as the client tells its transport
 const setVersion = transport.setProtocolVersion?.bind(transport);
 transport.setProtocolVersion = (version) => {
@@ -66,17 +78,21 @@ async function run(call) {
     }
     case "progress": {
       const seen = [];
-      const onprogress = (progress) => seen.push([progress.progress, progress.total ?? null]);
+      progressSink = seen;
+      const onprogress = (progress) => seen.push([progress.progress, progress.total ?? null, false]);
       const result = await client.callTool({ name: call.tool, arguments: call.arguments }, CallToolResultSchema, {
         onprogress,
       });
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the notifications' microtasks
+      progressSink = null;
       const done = seen.map(([progress]) => progress);
       return {
         error: errorOf(result),
         seen: seen.length > 0,
         in_order: done.every((value, index) => index === 0 || done[index - 1] <= value),
         totals: [...new Set(seen.map(([, total]) => total).filter((total) => total !== null))].sort(),
-        _last: seen.at(-1) ?? null,
+        _last: seen.length ? seen.at(-1).slice(0, 2) : null,
+        _dropped: seen.filter(([, , dropped]) => dropped).length,
       };
     }
     case "cancel": {
