@@ -80,6 +80,12 @@ def export(repo: str, commit: str, dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(mirror(repo)), "archive", commit], capture_output=True, check=False
+    )
+    if archive.returncode == 0:
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+        return
     listing = git(repo, "ls-tree", "-r", "-z", commit).decode().split("\0")
     missing = 0
     for line in filter(None, listing):
