@@ -247,6 +247,17 @@ def build_tex(entry: dict[str, Any], out: Path, write_truth: bool) -> None:
     print(f"{entry['name']}: {pdf_pages(pdf)} pages")
 
 
+def rewrite_truth(entry: dict[str, Any], out: Path) -> None:
+    target = out / "docs" / f"{entry['name']}.pdf"
+    if not target.exists():
+        return
+    truth = latex_truth(entry, out / "src" / entry["name"], target)
+    if sample := entry.get("page_sample"):
+        truth = sampled_truth(truth, target, sample)
+    (TRUTH_DIR / f"{entry['name']}.json").write_text(json.dumps(truth, indent=1, ensure_ascii=False) + "\n")
+    print(f"{entry['name']}: truth rewritten")
+
+
 def copy_blob(repo: str, commit: str, path: str, dest: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(git(repo, "show", f"{commit}:{path}"))
@@ -275,6 +286,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--only", nargs="*", help="names of the manifest's entries to rebuild")
     parser.add_argument("--truth", action="store_true", help="rewrite the LaTeX documents' truth files")
+    parser.add_argument(
+        "--truth-only", action="store_true", help="rewrite the LaTeX truth from the sources already built"
+    )
     args = parser.parse_args()
     manifest = json.loads(MANIFEST.read_text())
     (args.out / "docs").mkdir(parents=True, exist_ok=True)
@@ -283,7 +297,9 @@ def main() -> None:
         if args.only and entry["name"] not in args.only:
             continue
         try:
-            if entry["kind"] in ("paper", "manual"):
+            if entry["kind"] in ("paper", "manual") and args.truth_only:
+                rewrite_truth(entry, args.out)
+            elif entry["kind"] in ("paper", "manual"):
                 build_tex(entry, args.out, args.truth)
             else:
                 build_copy(entry, args.out)

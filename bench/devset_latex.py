@@ -31,6 +31,10 @@ ABSTRACT_HEADING = {
     "article": "Abstract",
 }
 REFERENCES_HEADING = "References"
+# heading commands a class sets into the first line of their paragraph ("Lower Level. Text...")
+RUNIN_COMMANDS = {"llncs": ("subsubsection", "paragraph", "subparagraph"),
+                  "IEEEtran": ("subsubsection", "paragraph", "subparagraph")}  # fmt: skip
+RUNIN_DEFAULT = ("paragraph", "subparagraph")
 DROP_ENVIRONMENTS = (
     "equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*", "eqnarray",
     "eqnarray*", "displaymath", "math", "tikzpicture", "picture", "algorithm", "algorithmic", "algorithm2e",
@@ -166,6 +170,16 @@ def argument(text: str, name: str) -> str | None:
         return None
     i = skip_space_and_options(text, match.end())
     return balanced(text, i)[0] if i < len(text) and text[i] == "{" else None
+
+
+def drop_command(text: str, name: str) -> str:
+    """``text`` without every ``\\name{...}`` (its argument too, braces balanced)."""
+    while match := re.search(rf"\\{name}(?![A-Za-z])\s*", text):
+        stop = match.end()
+        if stop < len(text) and text[stop] == "{":
+            stop = balanced(text, stop)[1]
+        text = text[: match.start()] + " " + text[stop:]
+    return text
 
 
 def user_macros(text: str) -> dict[str, str]:
@@ -339,7 +353,7 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
         source[: max(begin, 0)],
         source[begin + len("\\begin{document}") : end if end > 0 else None],
     )
-    title_tex = argument(body, "title") or argument(preamble, "title") or ""
+    title_tex = drop_command(argument(body, "title") or argument(preamble, "title") or "", "thanks")
     body = re.sub(r"\\title\s*(\[[^\]]*\])?\s*\{", r"\\DROPPEDTITLE{", body)
     body = expand_macros(body, macros)
     body = remove_environments(body, DROP_ENVIRONMENTS)
@@ -364,9 +378,9 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
         if match.group(1):
             text, pos = balanced(body, match.end() - 1)
             flush(truth, pending)
-            name = detex(text)
+            name = detex(drop_command(drop_command(text, "footnote"), "thanks"))
             if name:
-                if match.group(1) in ("paragraph", "subparagraph"):
+                if match.group(1) in RUNIN_COMMANDS.get(str(cls), RUNIN_DEFAULT):
                     truth.runin.append(name)
                 truth.headings.append((name, levels.get(match.group(1), 2)))
                 truth.paragraphs.append(name)
@@ -385,8 +399,9 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
     if bbl is not None and bbl.is_file():
         entries = re.split(r"\\bibitem", strip_comments(bbl.read_text(errors="replace")))[1:]
         if entries:
-            truth.headings.append((REFERENCES_HEADING, 2))
-            truth.paragraphs.append(REFERENCES_HEADING)
+            if not any(h.lower() in ("references", "bibliography") for h, _ in truth.headings):
+                truth.headings.append((REFERENCES_HEADING, 2))
+                truth.paragraphs.append(REFERENCES_HEADING)
             for raw in entries:
                 entry = re.sub(r"^\s*(\[[^\]]*\])?\s*\{[^}]*\}", " ", raw)
                 entry = re.sub(r"\\end\s*\{thebibliography\}.*", " ", entry, flags=re.S)

@@ -91,6 +91,8 @@ NUMBERING_RE = re.compile(
     r"^(?:(?:appendix|chapter|part|section)\s+)?(?:[0-9]+(?:\.[0-9]+)*|[ivxlc]+|[a-z](?:[0-9]+)?(?:\.[0-9]+)*"
     r"|[ivxlc]+\s*[a-z][0-9]*)\s+"
 )
+LEADIN_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*(.+?)\*\*|__(.+?)__)")
+FUZZY_HEADING = 0.9  # difflib ratio at which a heading differs from the truth's by a symbol or two
 NOISE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>|^\s*\|?[\s:|-]+\|[\s:|-]*$", re.M)
 
 
@@ -188,6 +190,7 @@ class Parsed:
     items: list[str] = field(default_factory=list)
     tables: int = 0
     lines: list[str] = field(default_factory=list)
+    leadins: list[str] = field(default_factory=list)  # bold text opening a paragraph line
 
 
 def parse(markdown: str) -> Parsed:
@@ -214,6 +217,8 @@ def parse(markdown: str) -> Parsed:
             current = len(out.items) - 1
         elif not line.strip() or is_row:
             current = -1
+        if leadin := LEADIN_RE.match(line):
+            out.leadins.append(norm(leadin.group(1) or leadin.group(2)))
         elif current >= 0:
             out.items[current] = f"{out.items[current]} {norm(line)}".strip()
     return out
@@ -223,26 +228,47 @@ def strip_numbering(text: str) -> str:
     return NUMBERING_RE.sub("", text, count=1)
 
 
-def match_headings(truth: list[tuple[str, int]], parsed: Parsed) -> dict[int, int]:
-    """Truth index -> found index of each matched heading, in document order."""
+def match_headings(truth: list[tuple[str, int]], parsed: Parsed, runin: Iterable[str] = ()) -> dict[int, int]:
+    """Truth index -> found index of each matched heading. Found indexes count the Markdown's
+    headings, then its bold lead-ins, which may match only the truth's run-in headings
+    (``\\paragraph``): a run-in heading is found as a heading line or as a bold lead-in. An exact
+    pass (numbering set aside, a title wrapped over two heading lines joined), then a close one."""
+    keys = [strip_numbering(norm(text)) for text, _ in truth]
+    runin_keys = {strip_numbering(norm(text)) for text in runin}
     wanted: dict[str, list[int]] = defaultdict(list)
-    for index, (text, _) in enumerate(truth):
-        wanted[strip_numbering(norm(text))].append(index)
-    found = list(zip(parsed.headings, range(len(parsed.headings)), strict=True))
+    for index, key in enumerate(keys):
+        wanted[key].append(index)
+    count = len(parsed.headings)
+    found = list(zip(parsed.headings, range(count), strict=True))
     joined = [(f"{a} {b}", i) for (a, i), (b, _) in itertools.pairwise(found)]
+    leadins = [(text, count + i) for i, text in enumerate(parsed.leadins)]
     pairs: dict[int, int] = {}
-    for text, index in [*found, *joined]:
+    used: set[int] = set()
+    for text, index in [*found, *joined, *leadins]:
+        if index in used:
+            continue
         for key in (text, strip_numbering(text), strip_numbering(strip_numbering(text))):
             free = [t for t in wanted.get(key, []) if t not in pairs]
-            if key and free:
+            if key and free and (index < count or key in runin_keys):
                 pairs[free[0]] = index
+                used.add(index)
+                break
+    for t, key in enumerate(keys):
+        if t in pairs or not key:
+            continue
+        for text, index in [*found, *leadins]:
+            if index in used or (index >= count and key not in runin_keys):
+                continue
+            if difflib.SequenceMatcher(None, key, strip_numbering(text)).ratio() >= FUZZY_HEADING:
+                pairs[t] = index
+                used.add(index)
                 break
     return pairs
 
 
 def level_steps(truth: list[tuple[str, int]], parsed: Parsed, pairs: dict[int, int]) -> tuple[int, int]:
     """(agreeing, all) steps between consecutive matched headings (deeper / same / shallower)."""
-    ordered = [(truth[t][1], parsed.levels[f]) for t, f in sorted(pairs.items())]
+    ordered = [(truth[t][1], parsed.levels[f]) for t, f in sorted(pairs.items()) if f < len(parsed.levels)]
     steps = [
         ((b[0] > a[0]) - (b[0] < a[0]), (b[1] > a[1]) - (b[1] < a[1])) for a, b in itertools.pairwise(ordered)
     ]
@@ -609,10 +635,11 @@ def score_markdown(doc: Doc, markdown: str, seconds: float) -> Score:
     score = Score({"pages": doc.pages, "seconds": seconds, "docs": 1})
     if "headings" in truth:
         want = [(text, int(level)) for text, level in truth["headings"]]
-        pairs = match_headings(want, parsed)
+        pairs = match_headings(want, parsed, truth.get("runin", []))
         agree, steps = level_steps(want, parsed, pairs)
+        leadins = sum(f >= len(parsed.headings) for f in pairs.values())
         score.counts |= {
-            "h_truth": len(want), "h_found": len(parsed.headings), "h_match": len(pairs),
+            "h_truth": len(want), "h_found": len(parsed.headings) + leadins, "h_match": len(pairs),
             "lv_ok": agree, "lv_n": steps,
         }  # fmt: skip
         score.misses += [
