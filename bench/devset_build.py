@@ -151,14 +151,22 @@ def latex_truth(entry: dict[str, Any], workdir: Path, pdf: Path) -> dict[str, An
     cls = named.group(1) if named else None
     truth = read(main, cls, main.with_suffix(".bbl"))
     pages = pdf_pages(pdf)
-    body = [p for p in truth.paragraphs if len(p.split()) >= QUOTE_WORDS * 2]
+    # quotes come from stretches of text the source and the page agree on (no maths, citations,
+    # footnotes or floats inside: bench/devset_latex.py marks them)
+    stretches = [[part for part in parts if len(part.split()) >= QUOTE_WORDS * 2] for parts in truth.quotable]
+    body = [parts for parts in stretches if parts]
     step = max(1, len(body) // UNIT_PRESENT)
     tests: list[dict[str, Any]] = []
-    for index, paragraph in enumerate(body[::step][:UNIT_PRESENT]):
-        # a sentence from the middle of the paragraph: the start may follow a run-in heading
-        sentence = " ".join(paragraph.split()[QUOTE_WORDS // 2 : QUOTE_WORDS // 2 + QUOTE_WORDS])
+    for index, parts in enumerate(body[::step][:UNIT_PRESENT]):
+        longest = max(parts, key=len).split()
+        middle = max(0, (len(longest) - QUOTE_WORDS) // 2)
+        sentence = " ".join(longest[middle : middle + QUOTE_WORDS])
         tests.append({"id": f"{entry['name']}_p{index}", "type": "present", "text": sentence, "max_diffs": 2})
-    pairs = list(itertools.pairwise(body))
+    pairs = [
+        (a[-1], b[0])
+        for a, b in itertools.pairwise(truth.quotable)
+        if a and b and len(a[-1].split()) >= QUOTE_WORDS and len(b[0].split()) >= QUOTE_WORDS
+    ]
     step = max(1, len(pairs) // UNIT_ORDER)
     for index, (before, after) in enumerate(pairs[::step][:UNIT_ORDER]):
         tests.append(

@@ -78,6 +78,7 @@ DROP_ARGUMENT = (
     "alignauthor", "additionalauthors", "conferenceinfo", "CopyrightYear", "crdata", "category",
     "terms", "copyrightnotice", "pdfinfo", "DeclareRobustCommand", "ifdefined", "else", "relax",
 )  # fmt: skip
+MARK = "\u2063"  # stands where the printed text and the source differ
 ACCENTS = {
     "'": "\u0301",
     "`": "\u0300",
@@ -90,7 +91,7 @@ ACCENTS = {
 LITERALS = {
     r"\%": "%", r"\&": "&", r"\_": "_", r"\#": "#", r"\$": "$", r"\{": "{", r"\}": "}",
     "---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", r"\ldots": "\u2026",
-    r"\dots": "\u2026", r"\LaTeXe": "LaTeX2e", r"\LaTeX": "LaTeX", r"\TeX": "TeX", r"\eg": "e.g.",
+    r"\dots": "\u2026", r"\LaTeXe": "LATEX 2\u03b5", r"\LaTeX": "LATEX", r"\TeX": "TEX", r"\eg": "e.g.",
     r"\ie": "i.e.", r"\etal": "et al.", r"\ss": "\u00df", r"\o": "\u00f8", r"\aa": "\u00e5",
     r"\ae": "\u00e6", r"\textbackslash": "\\", r"\textasciitilde": "~", r"\copyright": "\u00a9",
     r"\textregistered": "\u00ae", r"\texttrademark": "\u2122",
@@ -105,6 +106,7 @@ class Truth:
     list_items: list[tuple[str, int]] = field(default_factory=list)
     tables: list[list[list[str]]] = field(default_factory=list)
     runin: list[str] = field(default_factory=list)  # \paragraph headings (run into their paragraph)
+    quotable: list[list[str]] = field(default_factory=list)  # each body paragraph's gap-free stretches
 
 
 # -- source handling ------------------------------------------------------------------------------
@@ -170,6 +172,12 @@ def argument(text: str, name: str) -> str | None:
         return None
     i = skip_space_and_options(text, match.end())
     return balanced(text, i)[0] if i < len(text) and text[i] == "{" else None
+
+
+def verbatim(text: str) -> str:
+    """Short-verb text (``|\\cmd|``) as markup whose visible words are the text itself."""
+    escaped = text.replace("\\", "\\textbackslash ").replace("{", "\\{").replace("}", "\\}")
+    return f" {MARK} {escaped} {MARK} "
 
 
 def drop_command(text: str, name: str) -> str:
@@ -239,11 +247,11 @@ def captions(text: str) -> list[str]:
     return found
 
 
-def remove_math(text: str) -> str:
-    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
-    text = re.sub(r"(?<!\\)\$.*?(?<!\\)\$", " ", text, flags=re.S)
-    text = re.sub(r"\\\(.*?\\\)", " ", text, flags=re.S)
-    return re.sub(r"\\\[.*?\\\]", " ", text, flags=re.S)
+def remove_math(text: str, mark: str = " ") -> str:
+    text = re.sub(r"\$\$.*?\$\$", mark, text, flags=re.S)
+    text = re.sub(r"(?<!\\)\$.*?(?<!\\)\$", mark, text, flags=re.S)
+    text = re.sub(r"\\\(.*?\\\)", mark, text, flags=re.S)
+    return re.sub(r"\\\[.*?\\\]", mark, text, flags=re.S)
 
 
 def accents(text: str) -> str:
@@ -254,9 +262,28 @@ def accents(text: str) -> str:
     return re.sub(r"\\(c)\s*\{([A-Za-z])\}", accent, text)
 
 
-def detex(text: str) -> str:
+def mark_gaps(text: str) -> str:
+    """``MARK`` where the printed text holds what the source does not say (maths, citation and
+    reference numbers) or moves elsewhere (footnotes, floated captions): quotes avoid them."""
+    text = remove_math(text, f" {MARK} ")
+    text = re.sub(
+        r"(\\(?:cite[a-z]*|ref|eqref|autoref|cref|Cref|pageref)\*?)(?![A-Za-z])", f" {MARK} \\1", text
+    )
+    # manuals' markup of command names and arguments prints what the source does not say (\\, ⟨⟩)
+    text = re.sub(
+        r"\\(?:cs|meta|marg|oarg|parg|cmd|cmdx|csn|m|arg)\s*\{[^{}]*\}",
+        lambda m: f" {MARK} {m.group(0)} {MARK} ",
+        text,
+    )
+    while match := re.search(r"\\(footnote|caption)(?![A-Za-z])\s*(\[[^\]]*\])?\s*\{", text):
+        inner, stop = balanced(text, match.end() - 1)
+        text = f"{text[: match.start()]} {MARK} {inner} {MARK} {text[stop:]}"
+    return text
+
+
+def detex(text: str, keep_marks: bool = False) -> str:
     """Visible words of a fragment of LaTeX (no environments with structure left in it)."""
-    text = remove_math(text)
+    text = remove_math(text) if keep_marks else remove_math(text).replace(MARK, " ")
     text = accents(text)
     for literal, value in LITERALS.items():
         text = text.replace(literal, value)
@@ -356,6 +383,8 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
     title_tex = drop_command(argument(body, "title") or argument(preamble, "title") or "", "thanks")
     body = re.sub(r"\\title\s*(\[[^\]]*\])?\s*\{", r"\\DROPPEDTITLE{", body)
     body = expand_macros(body, macros)
+    if "\\MakeShortVerb" in source or cls in ("ltxguide", "ltxdoc"):
+        body = re.sub(r"(?<![\\{])\|([^|\n]{1,80})\|", lambda m: verbatim(m.group(1)), body)
     body = remove_environments(body, DROP_ENVIRONMENTS)
     body = re.sub(r"\\DROPPEDTITLE\s*\{", "\\\\author{", body)
     truth = Truth(title=detex(expand_macros(title_tex, macros)))
@@ -411,10 +440,14 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
 
 
 def flush(truth: Truth, pending: list[str]) -> None:
-    text = detex("".join(pending))
+    raw = "".join(pending)
     pending.clear()
-    if text:
+    if text := detex(raw):
         truth.paragraphs.append(text)
+        # a table's cells are no sentences, and a float may be set pages away: no quotes from them
+        floating = re.search(r"\\begin\s*\{(?:table|tabular|figure)|(?<!\\)&", raw)
+        marked = "" if floating else detex(mark_gaps(raw), keep_marks=True)
+        truth.quotable.append([" ".join(part.split()) for part in marked.split(MARK) if part.strip()])
 
 
 def main() -> None:
