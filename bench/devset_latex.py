@@ -373,8 +373,14 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
     cls = (
         cls or (re.search(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}", source) or [None, "article"])[1]
     )
-    macros = user_macros(source)
     begin = source.find("\\begin{document}")
+    # the preamble's macros only (a manual's examples redefine \\section in verbatim), and never
+    # the commands whose structure the reading keys on
+    macros = {
+        name: value
+        for name, value in user_macros(source[: max(begin, 0)]).items()
+        if name not in HEADING_COMMANDS and name not in KEEP_ARGUMENT and name not in ("maketitle", "item")
+    }
     end = source.rfind("\\end{document}")
     preamble, body = (
         source[: max(begin, 0)],
@@ -387,7 +393,8 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
         body = re.sub(r"(?<![\\{])\|([^|\n]{1,80})\|", lambda m: verbatim(m.group(1)), body)
     body = remove_environments(body, DROP_ENVIRONMENTS)
     body = re.sub(r"\\DROPPEDTITLE\s*\{", "\\\\author{", body)
-    truth = Truth(title=detex(expand_macros(title_tex, macros)))
+    # LaTeX News prints its masthead from the class, not from a \\title
+    truth = Truth(title="LATEX News" if cls == "ltnews" else detex(expand_macros(title_tex, macros)))
     if truth.title:
         truth.headings.append((truth.title, 1))
         truth.paragraphs.append(truth.title)
@@ -396,6 +403,7 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
     levels = level_map(body)
     heading = re.compile(
         r"\\(" + "|".join(HEADING_COMMANDS) + r")(\*?)\s*(?:\[[^\]]*\])?\s*\{|\\begin\s*\{(abstract|acks)\}|"
+        r"\\(tableofcontents)(?![A-Za-z])|"
         r"\\par(?![A-Za-z])|\n\s*\n"
     )
     pos, pending = 0, []
@@ -413,10 +421,12 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
                     truth.runin.append(name)
                 truth.headings.append((name, levels.get(match.group(1), 2)))
                 truth.paragraphs.append(name)
-        elif match.group(3):
+        elif match.group(3) or match.group(4):
             pos = match.end()
             flush(truth, pending)
-            name = "Acknowledgments" if match.group(3) == "acks" else (abstract_title or "")
+            name = {"acks": "Acknowledgments", "abstract": abstract_title or ""}.get(
+                match.group(3), "Contents"
+            )
             if name:
                 truth.headings.append((name, 2))
                 truth.paragraphs.append(name)
