@@ -554,7 +554,10 @@ def run_peer(python: Path, name: str, warmup: str, specs: list[str]) -> Outputs:
             answer = json.loads(line)
             if answer["error"]:
                 sys.stderr.write(f"{name} {answer['file']}: {answer['error']}\n")
-            got[answer["file"]] = None if answer["answer"] is None else (answer["answer"], answer["seconds"])
+            value = answer["answer"]
+            if isinstance(value, str):  # a peer's text may hold lone surrogates: no file takes them
+                value = value.encode("utf-8", "replace").decode("utf-8")
+            got[answer["file"]] = None if value is None else (value, answer["seconds"])
     return {spec: got.get(spec) for spec in specs}
 
 
