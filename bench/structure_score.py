@@ -332,16 +332,24 @@ def olm_normalize(text: str) -> str:
 def grids(content: str) -> list[list[list[str]]]:
     """Pipe tables and HTML tables as grids of cell texts (spans repeated over the cells they cover)."""
     found: list[list[list[str]]] = []
-    rows: list[list[str]] = []
+    block: list[str] = []
+    # as olmOCR-bench's parse_markdown_tables: consecutive lines holding a pipe, two at least
     for line in [*content.splitlines(), ""]:
-        stripped = line.strip()
-        if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", stripped[1:-1])]
-            if not all(re.fullmatch(r":?-{1,}:?|", c) for c in cells):
+        if "|" in line:
+            block.append(line)
+            continue
+        rows = []
+        for raw in block if len(block) >= 2 else []:
+            if raw.strip() and all(c in "- :|" for c in raw):
+                continue
+            cells = [cell.strip() for cell in raw.split("|")]
+            cells = cells[1:] if cells and not cells[0] else cells
+            cells = cells[:-1] if cells and not cells[-1] else cells
+            if cells:
                 rows.append(cells)
-        elif rows:
+        if rows:
             found.append(rows)
-            rows = []
+        block = []
     for table in re.findall(r"<table\b.*?</table>", content, re.S | re.I):
         grid: list[list[str]] = []
         pending: dict[tuple[int, int], str] = {}
