@@ -39,6 +39,7 @@ FLOORS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
         ("parsers", "testing"),
         ("pdf",),
         ("sandbox", "cmaps", "hugepages", "progress", "strict_loads", "deadline"),
+        ("closures",),  # the zygote's ctypes callbacks, sealed read-and-execute
         ("contract", "__init__"),
     ),
 }
