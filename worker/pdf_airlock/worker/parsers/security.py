@@ -2,20 +2,21 @@
 
 Input: untrusted bytes. Reports (never runs) JavaScript and actions wherever a reader would
 trigger them (document open, document/page/annotation/field additional actions, the JavaScript
-name tree, links, outline items), rich media and XFA, embedded files, encryption, incremental
+name tree, links, outline items, the form field tree, every /Next chain: ``pdf.actions``), rich media and XFA, embedded files, encryption, incremental
 updates, signatures and how much of the file their ByteRange covers, and hidden-text signals
 (invisible render mode, white fill, text placed outside the page) for prompt-injection triage.
-Every walk is bounded; the risk summary lists its reasons.
+Every walk is bounded; the risk summary lists its reasons, and a walk stopped by its bound rates
+the document high ("not every action could be inspected"), never as if nothing were there.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any, Final
 
 import pikepdf
 
+from pdf_airlock.worker.pdf.actions import MAX_LOCATIONS, Inventory, walk_document
 from pdf_airlock.worker.pdf.decrypt import encryption_facts
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 
@@ -23,57 +24,12 @@ __all__ = ["KIND", "run", "warm_up"]
 
 KIND: Final = "pdf_security"
 
-MAX_LOCATIONS: Final = 200
 MAX_SCANNED_PAGES: Final = 500
 MAX_SCANNED_CONTENT: Final = 4 << 20  # decoded bytes of one page's content scanned for hidden text
 _RISKY_ACTIONS: Final = {"javascript", "launch", "importdata", "submitform", "richmediaexecute", "gotoe"}
 _NOTABLE_ACTIONS: Final = {"uri", "gotor", "sound", "movie", "rendition"}
-_MEDIA_SUBTYPES: Final = {"RichMedia", "Screen", "Movie", "Sound", "3D"}
+_MAX_ACTION_KINDS: Final = 100  # distinct /S names counted in the answer (the model's bound)
 _EOF = re.compile(rb"%%EOF")
-
-
-class _Inventory:
-    def __init__(self) -> None:
-        self.actions: Counter[str] = Counter()
-        self.locations: list[dict[str, str]] = []
-
-    def action(self, action: object, where: str, depth: int = 0) -> None:
-        """Record an action dictionary and the chain of /Next actions behind it."""
-        if not isinstance(action, pikepdf.Dictionary) or depth > 8:
-            return
-        kind = str(action.get("/S", "/unknown")).lstrip("/").lower()
-        self.actions[kind] += 1
-        if len(self.locations) < MAX_LOCATIONS:
-            detail = ""
-            if kind == "uri":
-                detail = clean_string(action.get("/URI", ""), 300)
-            elif kind == "launch":
-                detail = clean_string(action.get("/F", action.get("/Win", "")), 300)
-            elif kind == "javascript":
-                script = action.get("/JS", "")
-                chars = len(script.read_bytes()) if isinstance(script, pikepdf.Stream) else len(str(script))
-                detail = f"{chars} chars"
-            self.locations.append({"where": where, "action": kind, "detail": detail})
-        following = action.get("/Next")
-        for item in following if isinstance(following, pikepdf.Array) else [following]:
-            self.action(item, where, depth + 1)
-
-    def additional(self, holder: pikepdf.Object, where: str) -> None:
-        if not isinstance(holder, pikepdf.Dictionary):
-            return
-        extra = holder.get("/AA")
-        if isinstance(extra, pikepdf.Dictionary):
-            for trigger, action in extra.items():
-                self.action(action, f"{where} {trigger.lstrip('/')}")
-
-
-def _javascript_names(pdf: pikepdf.Pdf, inventory: _Inventory) -> None:
-    names = pdf.Root.get("/Names")
-    if isinstance(names, pikepdf.Dictionary) and "/JavaScript" in names:
-        for count, (key, action) in enumerate(pikepdf.NameTree(names.JavaScript).items()):
-            if count >= MAX_LOCATIONS:
-                break
-            inventory.action(action, f"JavaScript name tree {clean_string(key, 80)!r}")
 
 
 def _signatures(pdf: pikepdf.Pdf, size: int) -> list[dict[str, Any]]:
@@ -167,10 +123,13 @@ def _hidden_text(pdf: pikepdf.Pdf, warnings: list[str]) -> dict[str, int]:
     return signals
 
 
-def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]:
+def _risk(inventory: Inventory, facts: dict[str, Any]) -> tuple[str, list[str]]:
+    actions = inventory.actions
     reasons = [
         f"{count} {kind} action(s)" for kind, count in sorted(actions.items()) if kind in _RISKY_ACTIONS
     ]
+    if inventory.incomplete:  # what was not examined may be anything: never rated as if absent
+        reasons.append(f"not every action could be inspected ({'; '.join(inventory.incomplete)})")
     if facts["xfa"]:
         reasons.append("XFA form")
     if facts["rich_media"]:
@@ -192,40 +151,27 @@ def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]
 
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     warnings: list[str] = []
-    inventory = _Inventory()
+    inventory = Inventory()
     with open_pikepdf(data, args.get("password"), warnings) as pdf:
-        inventory.action(pdf.Root.get("/OpenAction"), "document open")
-        inventory.additional(pdf.Root, "document")
-        _javascript_names(pdf, inventory)
-        rich_media = 0
-        for number, page in enumerate(pdf.pages):
-            inventory.additional(page.obj, f"page {number + 1}")
-            annots = page.obj.get("/Annots")
-            for annot in list(annots)[:MAX_LOCATIONS] if isinstance(annots, pikepdf.Array) else []:
-                if not isinstance(annot, pikepdf.Dictionary):
-                    continue
-                subtype = str(annot.get("/Subtype", "")).lstrip("/")
-                rich_media += subtype in _MEDIA_SUBTYPES
-                inventory.action(annot.get("/A"), f"page {number + 1} {subtype} annotation")
-                inventory.additional(annot, f"page {number + 1} {subtype} annotation")
+        walk_document(pdf, inventory)
         form = pdf.Root.get("/AcroForm")
         encryption = encryption_facts(pdf)
         if encryption is not None:
             del encryption["version"]
         facts: dict[str, Any] = {
             "xfa": isinstance(form, pikepdf.Dictionary) and "/XFA" in form,
-            "rich_media": rich_media,
+            "rich_media": inventory.media_annotations,
             "embedded_files": len(pdf.attachments),
             "encryption": encryption,
             "incremental_updates": max(0, len(_EOF.findall(data)) - 1),
             "signatures": _signatures(pdf, len(data)),
             "hidden_text": _hidden_text(pdf, warnings),
         }
-    level, reasons = _risk(inventory.actions, facts)
+    level, reasons = _risk(inventory, facts)
     return {
         "risk": level,
         "reasons": reasons,
-        "actions": dict(sorted(inventory.actions.items())),
+        "actions": dict(sorted(inventory.actions.most_common(_MAX_ACTION_KINDS))),
         "locations": inventory.locations,
         **facts,
         "warnings": warnings[:20],
