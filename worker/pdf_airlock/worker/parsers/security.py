@@ -1,12 +1,13 @@
 """``pdf_security``: an inventory of active content and hiding places, for triage.
 
 Input: untrusted bytes. Reports (never runs) JavaScript and actions wherever a reader would
-trigger them (document open, document/page/annotation/field additional actions, the JavaScript
-name tree, links, outline items, the form field tree, every /Next chain: ``pdf.actions``), rich media and XFA, embedded files, encryption, incremental
-updates, signatures and how much of the file their ByteRange covers, and hidden-text signals
-(invisible render mode, white fill, text placed outside the page) for prompt-injection triage.
-Every walk is bounded; the risk summary lists its reasons, and a walk stopped by its bound rates
-the document high ("not every action could be inspected"), never as if nothing were there.
+trigger them (``pdf_airlock.worker.pdf.actions``: document open, document/page/annotation/field
+additional actions, the JavaScript name tree, links, outline items, the form field tree, every
+/Next chain), rich media and XFA, embedded files, encryption, incremental updates, signatures and
+how much of the file their ByteRange covers, and hidden-text signals (invisible render mode,
+white fill, text placed outside the page) for prompt-injection triage. Every walk is bounded;
+the risk summary lists its reasons, and a walk stopped by its bound rates the document high
+("not every action could be inspected"), never as if nothing were there.
 """
 
 from __future__ import annotations
