@@ -4,8 +4,8 @@ Input: a page's text lines (``layoutlines``, cut at vertical rules) and its rule
 (``graphics``), both from an untrusted document. Two finders run in turn:
 
 * **Ruled grids.** The rules become edges and pdfplumber's table geometry (MIT; ``merge_edges``,
-  ``edges_to_intersections``, ``intersections_to_cells``, ``cells_to_tables``) turns them into
-  cells; the cells' edges give the grid's columns and rows, so a cell over several of them is a
+  ``edges_to_intersections``, then its cell and table search made bounded: ``gridcells``) turns
+  them into cells; the cells' edges give the grid's columns and rows, so a cell over several of them is a
   span. Each line goes to the cell that holds its centre.
 * **Tables without a full grid** (rules only around the header, shaded rows, whitespace alone).
   Within each column of the page's reading order (two-column prose is split first, so its
@@ -18,11 +18,13 @@ Input: a page's text lines (``layoutlines``, cut at vertical rules) and its rule
 Phantoms are refused: fewer than two columns, fewer than three rows without any rule or shading
 to confirm them, a first column of list markers (a list with a hanging indent), cells as long
 as prose, or cells that are mostly sentences (short lines of two columns side by side). The work
-is bounded by the graphics cap (``graphics.MAX_GRAPHIC_OBJECTS``) and ``MAX_EDGE_PAIRS``.
+is bounded by the graphics cap (``graphics.MAX_GRAPHIC_OBJECTS``), ``MAX_EDGE_PAIRS`` and the cell
+search's (``gridcells.MAX_CELL_CHECKS``).
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from typing import Any, Final
 
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.graphics import PageGraphics, page_graphics
+from pdf_airlock.worker.pdf.gridcells import cells_of, tables_of
 from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine, VerticalRules, pdfium_page_lines
 from pdf_airlock.worker.pdf.structure import Row, join_line, reading_order, rows_of
 
@@ -122,7 +125,7 @@ def _edge(x0: float, top: float, x1: float, bottom: float, orientation: str) -> 
 
 
 def _grid_cells(graphics: PageGraphics) -> list[list[tuple[float, float, float, float]]]:
-    from pdfplumber.table import cells_to_tables, edges_to_intersections, intersections_to_cells, merge_edges
+    from pdfplumber.table import edges_to_intersections, merge_edges
 
     edges = _edges(graphics)
     if not edges:
@@ -136,8 +139,7 @@ def _grid_cells(graphics: PageGraphics) -> list[list[tuple[float, float, float, 
             f"a page has too many rules for the table finder ({len(merged)})",
             {"limit": MAX_EDGE_PAIRS},
         )
-    cells = intersections_to_cells(edges_to_intersections(merged, _SNAP, _SNAP))
-    return [[tuple(cell) for cell in table] for table in cells_to_tables(cells)]  # type: ignore[misc]
+    return tables_of(cells_of(edges_to_intersections(merged, _SNAP, _SNAP)))
 
 
 def _positions(values: list[float]) -> list[float]:
@@ -150,7 +152,11 @@ def _positions(values: list[float]) -> list[float]:
 
 
 def _index(positions: list[float], value: float) -> int:
-    return min(range(len(positions)), key=lambda i: abs(positions[i] - value))
+    """The index of the grid line nearest ``value`` (the lower one on a tie); ``positions`` ascend."""
+    at = bisect.bisect_left(positions, value)
+    if at == len(positions) or (at > 0 and value - positions[at - 1] <= positions[at] - value):
+        return at - 1
+    return at
 
 
 def _ruled_table(
