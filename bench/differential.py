@@ -1,7 +1,7 @@
 """Differential test: every tool's job in the sandbox and in this process, on the same files.
 
-``python bench/differential.py --corpus DIR [--tools pdf_read,pdf_search] [--jobs 2] [--limit N]
-[--out FILE.json] [--strict-loads]``
+``python bench/differential.py --corpus DIR [--corpus DIR2 ...] [--tools pdf_read,pdf_search]
+[--jobs 2] [--limit N] [--out FILE.json] [--strict-loads] [--sandbox-only]``
 
 Each ``*.pdf`` in ``--corpus`` (nothing is fetched: pdf.js's ``test/pdfs`` is one such folder;
 never commit corpus files) goes through each tool's job, ``pdf_read`` twice (``engine`` fast and
@@ -33,7 +33,9 @@ changed ("run again: sandbox same, in-process differs"): a side that changes is 
 nondeterminism or state left by earlier documents in this process, not the sandbox.
 
 ``internal``, ``crashed`` and ``sandbox_violation`` are bugs wherever they appear, even on both
-sides. ``--strict-loads`` sets ``PDF_AIRLOCK_STRICT_LOADS=1`` for the zygote
+sides. ``--sandbox-only`` is a sweep for those: each job in the sandbox only (nothing compared),
+in half the time; several ``--corpus`` folders are read as one (the table counts each job's
+error codes and bugs). ``--strict-loads`` sets ``PDF_AIRLOCK_STRICT_LOADS=1`` for the zygote
 (``pdf_airlock.worker.strict_loads``): a lazy load after sandboxing is then an ``internal`` error naming it.
 Prints a markdown table (for docs/robustness.md) and the files of each class; ``--out`` writes
 every job's outcome and raw differences as JSON. If worker/ changed or the zygote restarted
@@ -462,10 +464,10 @@ def _died_of_signal(side: Side) -> bool:
 
 
 async def diff_document(
-    pool: Pool, in_process: InProcess, settings: Settings, data: bytes, jobs: list[Job]
+    pool: Pool, in_process: InProcess | None, settings: Settings, data: bytes, jobs: list[Job]
 ) -> list[JobRecord]:
     """Every job on ``data`` in the sandbox (in parallel, up to the pool's workers), then in this
-    process (one by one), compared."""
+    process (one by one), compared; with no ``in_process``, the sandbox's outcomes alone."""
     fd = os.memfd_create("differential", os.MFD_CLOEXEC)
     try:
         os.write(fd, data)
@@ -479,6 +481,9 @@ async def diff_document(
                 group.start_soon(one, index)
         records = []
         for job, sandbox in zip(jobs, sandboxed, strict=True):
+            if in_process is None:
+                records.append(JobRecord(job.name, sandbox, Side(skipped=True), [], bugs(sandbox, Side())))
+                continue
             local = Side(skipped=True) if _died_of_signal(sandbox) else in_process.run(job, fd)
             differences = compare(sandbox, local)
             if differences and not local.skipped:
@@ -606,9 +611,10 @@ async def _run(ns: argparse.Namespace, files: list[Path]) -> tuple[dict[str, lis
     results: dict[str, list[JobRecord]] = {}
     started = time.monotonic()
     async with sandbox_pool(settings) as pool:
-        in_process = InProcess(settings)
+        in_process = None if ns.sandbox_only else InProcess(settings)
         for count, path in enumerate(files, start=1):
-            results[path.name] = await diff_document(pool, in_process, settings, path.read_bytes(), jobs)
+            data = path.read_bytes()
+            results[_name(path, ns.corpus)] = await diff_document(pool, in_process, settings, data, jobs)
             if count % _PROGRESS_EVERY == 0 or count == len(files):
                 differing = sum(any(r.differences for r in records) for records in results.values())
                 elapsed = round(time.monotonic() - started, 1)
@@ -616,6 +622,11 @@ async def _run(ns: argparse.Namespace, files: list[Path]) -> tuple[dict[str, lis
                     "differential_progress", files=count, of=len(files), differing=differing, seconds=elapsed
                 )
         return results, pool.restarts
+
+
+def _name(path: Path, corpora: list[Path]) -> str:
+    """A file's name, prefixed with its folder's when several corpora are read."""
+    return path.name if len(corpora) == 1 else f"{path.parent.name}/{path.name}"
 
 
 def _worker_digest() -> str:
@@ -630,7 +641,11 @@ def _worker_digest() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--corpus", type=Path, required=True, help="folder of *.pdf files (nothing is fetched)"
+        "--corpus",
+        type=Path,
+        required=True,
+        action="append",
+        help="folder of *.pdf files (nothing is fetched); repeat for several",
     )
     parser.add_argument("--tools", help="comma-separated tools or jobs (pdf_read/layout); default: all")
     parser.add_argument("--jobs", type=int, default=2, help="sandbox jobs at once (the pool's workers)")
@@ -639,12 +654,17 @@ def main() -> None:
     parser.add_argument(
         "--strict-loads", action="store_true", help="a lazy load after sandboxing fails the job"
     )
+    parser.add_argument(
+        "--sandbox-only", action="store_true", help="a sweep for bugs: no in-process side, nothing compared"
+    )
     ns = parser.parse_args()
     if ns.strict_loads:
         os.environ[STRICT_LOADS_ENV] = "1"  # the pool passes it to the zygote
     configure_logging("warning")
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its warnings about each odd font, in-process
-    files = sorted(p for p in ns.corpus.iterdir() if p.suffix.lower() == ".pdf" and p.is_file())[: ns.limit]
+    files = sorted(
+        p for corpus in ns.corpus for p in corpus.iterdir() if p.suffix.lower() == ".pdf" and p.is_file()
+    )[: ns.limit]
     # The in-process guard's memory cap (the zygote inherits it as its own; each child lowers it).
     resource.setrlimit(
         resource.RLIMIT_AS, (IN_PROCESS_GUARD_BYTES, resource.getrlimit(resource.RLIMIT_AS)[1])
