@@ -465,7 +465,12 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     control.setblocking(True)
     # A zygote must not outlive its supervisor even if the control socket is somehow kept open.
-    from pdf_airlock.worker.sandbox.process import make_undumpable, scrub_environment, set_parent_death_signal
+    from pdf_airlock.worker.sandbox.process import (
+        close_leftover_fds,
+        make_undumpable,
+        scrub_environment,
+        set_parent_death_signal,
+    )
 
     set_parent_death_signal()
     # Its own process group, so a terminal's Ctrl-C reaches the supervisor only (which stops
@@ -490,7 +495,11 @@ def main() -> None:
     make_undumpable()  # after the namespace probe: an undumpable process cannot unshare(NEWUSER)
     spares = int(sys.argv[_SPARES_ARG]) if len(sys.argv) > _SPARES_ARG else 0
     cold = len(sys.argv) > _COLD_ARG and sys.argv[_COLD_ARG] == _COLD
-    zygote = Zygote(control, probed, kinds, spares, None if cold else warm_pdf(), test_hooks=test_hooks)
+    warm_sample = None if cold else warm_pdf()
+    # What the warm-up's libraries left open (qpdf's /dev/urandom): the zygote holds only its
+    # stdio, its control socket and what ``Zygote`` opens next (its wake-up pipe and selector).
+    close_leftover_fds(control.fileno())
+    zygote = Zygote(control, probed, kinds, spares, warm_sample, test_hooks=test_hooks)
     # Last, once nothing in the zygote reads its environment any more: children inherit the
     # allowlist in place, and their env_allowlist layer only checks it (``scrub_environment``).
     scrub_environment()
