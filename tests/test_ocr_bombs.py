@@ -1,14 +1,15 @@
 """Image bombs under OCR, through the real server and sandbox: a JPEG 2000 image that declares
 100,000 x 100,000 pixels, and the hostile corpus's JBIG2, CCITT and Flate images of 10^10
-pixels, each on an image-only page read with ``ocr: force``. PDFium renders the page for OCR and
-refuses to decode such an image itself, so the page reads as blank: the call answers within the
-deadline, says OCR found nothing, and the server goes on serving."""
+pixels (under one line of text, "image"), each on a page read with ``ocr: force``. PDFium renders
+the page for OCR and refuses to decode such an image itself, so the image reads as blank: the
+JPEG 2000 page answers with no text and says OCR found nothing, each hostile page answers with
+its one word read by OCR, and the server goes on serving. Each outcome is exact; the deadline is
+the zygote's (a call that ran into it would answer ``timeout``, which no case allows)."""
 
 from __future__ import annotations
 
 import io
 import struct
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from tests.hostile.generate import CLASSES
 pytestmark = pytest.mark.anyio
 
 DECLARED = 100_000  # pixels a side the JPEG 2000 image claims
-DEADLINE_S = 30.0  # the server's default deadline plus slack
+HOSTILE_PAGE_TEXT = "image"  # the line of text drawn over each hostile image
 HOSTILE = ("image_10e10_pixels_jbig2", "image_10e10_pixels_ccitt", "image_10e10_pixels_flate")
 SIZ = b"\xff\x51"  # the JPEG 2000 image-and-tile-size marker
 
@@ -72,11 +73,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 async def test_a_jpeg2000_bomb_reads_as_a_blank_page(root: Path) -> None:
     async with connect(root) as client:
-        started = time.monotonic()
         result = await client.call_tool("pdf_read", {"path": "jpx_bomb.pdf", "ocr": "force"})
-        seconds = time.monotonic() - started
         after = await client.call_tool("pdf_info", {"path": "jpx_bomb.pdf"})
-    assert seconds < DEADLINE_S
     assert result.is_error is False, result.content
     answer: dict[str, Any] = result.structured_content
     assert answer["pages"][0]["text_source"] == "ocr"
@@ -88,15 +86,8 @@ async def test_a_jpeg2000_bomb_reads_as_a_blank_page(root: Path) -> None:
 @pytest.mark.parametrize("name", HOSTILE)
 async def test_hostile_images_of_ten_billion_pixels_under_ocr(root: Path, name: str) -> None:
     async with connect(root) as client:
-        started = time.monotonic()
         result = await client.call_tool("pdf_read", {"path": f"{name}.pdf", "ocr": "force"})
-        seconds = time.monotonic() - started
-    assert seconds < DEADLINE_S
-    if result.is_error:  # a limit, never a crash
-        assert result.structured_content["error"]["code"] in {
-            "memory_limit",
-            "decompression_limit",
-            "timeout",
-        }
-    else:
-        assert [page["text_source"] for page in result.structured_content["pages"]] == ["ocr"]
+    assert result.is_error is False, result.content
+    pages = result.structured_content["pages"]
+    assert [(page["text_source"], page["text"].strip()) for page in pages] == [("ocr", HOSTILE_PAGE_TEXT)]
+    assert result.structured_content["warnings"] == []

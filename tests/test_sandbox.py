@@ -19,12 +19,13 @@ import anyio
 import pdfs
 import psutil
 import pytest
-from conftest import PROJECT, connect
+from conftest import PROJECT, connect, needs_landlock
 from escape_table import run_attempt
+from tool_calls import every_job, job_kinds
 
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
-from pdf_airlock.worker.sandbox import landlock, seccomp
+from pdf_airlock.worker.sandbox import seccomp
 from pdf_airlock.worker.testing import escape
 
 pytestmark = pytest.mark.anyio
@@ -52,7 +53,6 @@ FULL_SANDBOX = {
     "allocate_past_budget": "memory_limit",
     "spin_past_cpu_budget": "cpu_limit",
 }
-needs_landlock = pytest.mark.skipif(landlock.abi_version() < 4, reason="kernel without Landlock ABI >= 4")
 
 
 @pytest.fixture(scope="module")
@@ -276,33 +276,42 @@ LEGIT_DOCS = {
     "images": pdfs.images_pdf,
     "xmp": pdfs.xmp_pdf,
 }
-READ = {"max_chars": 100_000}
 IMAGES = {"max_items": 100, "max_pixels": 4_000_000}
-SEARCH = {"query": "s[a-z]+", "regex": True, "max_results": 100, "time_budget_ms": 2000}
-# label -> (document, job kind, arguments): every parser job kind, both text engines.
+SEARCH = {"query": "s[a-z]+", "regex": True}
+# The document each tool's job reads (the text document unless named here).
+DOCUMENT_OF = {
+    "pdf_read layout": "columns",
+    "pdf_outline": "structured",
+    "pdf_attachments": "structured",
+    "pdf_annotations": "interactive",
+    "pdf_forms": "interactive",
+    "pdf_security": "interactive",
+    "pdf_images": "images",
+}
+# label -> (document, job kind, job arguments): every tool's job and engine as the server sends it
+# for the tool's defaults (tests/tool_calls.py: from the registry), then variants of some.
 LEGIT_JOBS: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "info": ("text", "pdf_info", {}),
+    label: (DOCUMENT_OF.get(label, "text"), kind, args)
+    for label, (kind, args) in every_job({"pdf_search": SEARCH}).items()
+}
+_READ = LEGIT_JOBS["pdf_read"][2]
+LEGIT_JOBS |= {
     "info xmp": ("xmp", "pdf_info", {}),
-    "read fast": ("text", "pdf_read", READ),
-    "read layout": ("columns", "pdf_read", READ | {"engine": "layout"}),
     "info encrypted": ("encrypted", "pdf_info", {"password": LEGIT_PASSWORD}),
-    "read encrypted": ("encrypted", "pdf_read", READ | {"password": LEGIT_PASSWORD}),
-    "layout encrypted": ("encrypted", "pdf_read", READ | {"password": LEGIT_PASSWORD, "engine": "layout"}),
-    "outline": ("structured", "pdf_outline", {"max_depth": 16, "max_items": 1000}),
+    "read encrypted": ("encrypted", "pdf_read", _READ | {"password": LEGIT_PASSWORD}),
+    "layout encrypted": ("encrypted", "pdf_read", _READ | {"password": LEGIT_PASSWORD, "engine": "layout"}),
     "attachment": (
         "structured",
         "pdf_attachments",
         {"max_bytes": 1 << 20, "max_items": 1000, "extract": "notes.txt"},
     ),
-    "annotations": ("interactive", "pdf_annotations", {"max_items": 1000}),
-    "forms": ("interactive", "pdf_forms", {"max_items": 1000}),
-    "security": ("interactive", "pdf_security", {}),
-    "search": ("text", "pdf_search", SEARCH),
-    "render": ("text", "pdf_render", {"page": "1", "dpi": 72, "max_pixels": 4_000_000}),
-    "images": ("images", "pdf_images", IMAGES),
     "image": ("images", "pdf_images", IMAGES | {"extract": {"page": 2, "name": "Photo"}}),
     "form image": ("images", "pdf_images", IMAGES | {"extract": {"page": 2, "name": "Fm0/Inner"}}),
 }
+
+
+def test_legit_jobs_cover_every_job_kind() -> None:
+    assert {kind for _doc, kind, _args in LEGIT_JOBS.values()} == job_kinds()
 
 
 async def _parse(pool: Pool, path: Path, kind: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -327,11 +336,12 @@ async def test_every_job_kind_parses_under_the_full_sandbox(tmp_path: Path) -> N
         layers = pool.layers
     assert layers["seccomp"] == "available"
     assert all(results.values())
-    assert "Hello sandbox" in results["read fast"]["pages"][0]["text"]
-    assert "right A" in results["read layout"]["pages"][0]["text"]
+    assert "Hello sandbox" in results["pdf_read"]["pages"][0]["text"]
+    assert "right A" in results["pdf_read layout"]["pages"][0]["text"]
+    assert "Hello sandbox" in results["pdf_markdown"]["pages"][0]["text"]
     assert "Encrypted body" in results["layout encrypted"]["pages"][0]["text"]
     assert results["attachment"]["extracted"] is not None
-    assert results["render"]["png_base64"]
+    assert results["pdf_render"]["png_base64"]
     assert results["image"]["extracted"] is not None
 
 

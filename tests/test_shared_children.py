@@ -22,7 +22,8 @@ from typing import Any
 
 import anyio
 import pytest
-from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide, needs_landlock
+from conftest import needs_landlock
+from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool

@@ -66,6 +66,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -116,13 +117,15 @@ class _Child:
     killed: bool = False
     stretched: bool = False
 
-    def due(self, now: float) -> bool:
-        """At its deadline: extend it if the child was starved and may wait longer, else True."""
+    def due(self, now: float, cpu_seconds: Callable[[int], float | None] | None = None) -> bool:
+        """At its deadline: extend it if the child was starved and may wait longer, else True.
+        ``now`` is the monotonic clock, ``cpu_seconds(pid)`` the CPU the child has used
+        (``_cpu_seconds``, from /proc, unless given)."""
         if now < self.deadline:
             return False
         if now >= self.hard:
             return True
-        used = _cpu_seconds(self.pid)
+        used = (cpu_seconds or _cpu_seconds)(self.pid)
         if used is None or used >= _STARVED_SHARE * (now - self.started):
             return True
         self.stretched = True
