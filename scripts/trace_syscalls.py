@@ -30,6 +30,7 @@ from tool_calls import every_job  # noqa: E402
 from pdf_airlock.server.errors import ToolError  # noqa: E402
 from pdf_airlock.server.pool.pool import Pool  # noqa: E402
 from pdf_airlock.server.pool.verdict import classify  # noqa: E402
+from pdf_airlock.worker.contract import TEST_HOOKS_ENV  # noqa: E402
 from pdf_airlock.worker.sandbox.seccomp import ALLOWED, CONDITIONAL, EACCES_CALLS  # noqa: E402
 
 LIMITS = {
@@ -114,6 +115,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="keep the raw strace output here")
     ns = parser.parse_args()
+    os.environ[TEST_HOOKS_ENV] = "1"  # the jobs skip seccomp, which only the test hooks allow
     with tempfile.TemporaryDirectory() as tmp:
         trace = ns.keep or Path(tmp) / "trace.txt"
         anyio.run(run_corpus, trace, corpus(Path(tmp)))
