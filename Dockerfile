@@ -2,13 +2,13 @@
 #
 # Built from a locally made Debian bookworm base (no registry is needed) and wheels prepared on
 # the host: `scripts/container.sh build` does both. BASE can point at any bookworm image with
-# python3, python3-venv, tini and tesseract-ocr-eng (e.g. docker.io/library/debian:bookworm plus
-# those packages).
+# python3, python3-venv, tini and the tesseract-ocr-<lang> packages of OCR_LANGUAGES in
+# scripts/container.sh (e.g. docker.io/library/debian:bookworm plus those packages).
 #
 #   docker run -i --rm --network none --read-only --cap-drop ALL \
 #     --security-opt no-new-privileges --security-opt seccomp=seccomp/profile.json \
 #     -v "$PWD:/data:ro" pdf-airlock
-ARG BASE=pdf-airlock-base:bookworm-tini-tesseract-eng
+ARG BASE=pdf-airlock-base:bookworm-tini-tesseract-26
 
 FROM ${BASE} AS build
 COPY wheels/ /wheels/

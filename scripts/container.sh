@@ -16,8 +16,11 @@ export DOCKER_HOST="unix://$STATE/docker.sock"
 PYTHON=${PYTHON:-.venv/bin/python}
 # tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile);
 # tesseract-ocr-eng is OCR's English language data (pdf_airlock.worker.pdf.ocr).
-BASE_PACKAGES=python3,python3-venv,passwd,tini,tesseract-ocr-eng
-BASE=pdf-airlock-base:bookworm-tini-tesseract-eng
+# OCR: Tesseract's data for the languages most documents are written in, and osd (orientation and
+# script detection); Debian's packages (docs/container.md says why this variant).
+OCR_LANGUAGES="eng deu fra spa por ita nld pol ces swe tur rus ukr ell ara heb fas hin ben chi-sim chi-tra jpn kor vie tha ind osd"
+BASE_PACKAGES=python3,python3-venv,passwd,tini$(printf ',tesseract-ocr-%s' $OCR_LANGUAGES)
+BASE=pdf-airlock-base:bookworm-tini-tesseract-26
 
 setup() {
   command -v dockerd >/dev/null && command -v mmdebstrap >/dev/null && return

@@ -1,6 +1,6 @@
 """Write seccomp/profile-http.json: the container profile (seccomp/profile.json) plus the
 syscalls a listening HTTP server needs, for ``serve --transport streamable-http``, as a trace of
-tests/test_container_http.py shows them (strace on the private dockerd's containerd, as
+tests/container/test_container_http.py shows them (strace on the private dockerd's containerd, as
 ``scripts/seccomp_profile.py derive`` does): sockets of the internet families (IPv6 too, for
 ``--host ::``; unix, which glibc's user lookup tries), bound, listened on and accepted from;
 ``connect`` (that lookup; and a JWKS fetched from an identity provider's URL); ``eventfd2`` for
@@ -12,7 +12,7 @@ refused, as in the base profile, and libuv does without it); and the ``ioctl`` r
     python scripts/seccomp_http_profile.py --check  # exit 1 if it is not what this would write
 
 The stdio profile has no way to accept a connection: that is the point of ``--network none``.
-The HTTP mode adds exactly these; tests/test_container_http.py runs the image under the result.
+The HTTP mode adds exactly these; tests/container/test_container_http.py runs the image under the result.
 """
 
 from __future__ import annotations

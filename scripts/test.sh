@@ -2,7 +2,7 @@
 # The whole test suite (run by `make test` after the linters).
 #
 # When a Docker engine can be set up here (root, with docker.io and mmdebstrap installable),
-# this builds the image and runs the container tests too (tests/test_container.py) against a
+# this builds the image and runs the container tests too (tests/container/test_container.py) against a
 # private dockerd that it stops afterwards. PDF_AIRLOCK_REQUIRE_DOCKER=1 (set by .ci/run) makes
 # a failure to set Docker up an error instead of a skip.
 set -euo pipefail
@@ -14,13 +14,20 @@ docker_possible() {
 
 say() { echo "== $*" >&2; }
 
-# OCR's English language data (pdf_airlock.worker.pdf.ocr reads Debian's tesseract-ocr-eng):
-# tests/test_ocr.py needs it. Installed here when missing and this runs as root with apt-get.
-TESSDATA_ENG=/usr/share/tesseract-ocr/5/tessdata/eng.traineddata
-if [ ! -f "$TESSDATA_ENG" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  say "installing tesseract-ocr-eng (OCR language data) from Debian (apt-get)"
+# OCR's language data and fonts (Debian packages, read by pdf_airlock.worker.pdf.ocr): the tests
+# need English, orientation and script detection (osd), German, Arabic and Simplified Chinese
+# (tests/tools/test_ocr*.py), and WenQuanYi Micro Hei to typeset their Chinese page (DejaVu, for the
+# others, comes with Debian). Installed here when missing and this runs as root with apt-get.
+TESSDATA=/usr/share/tesseract-ocr/5/tessdata
+OCR_PACKAGES=()
+for lang in eng osd deu ara chi_sim; do
+  [ -f "$TESSDATA/$lang.traineddata" ] || OCR_PACKAGES+=("tesseract-ocr-${lang//_/-}")
+done
+[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || OCR_PACKAGES+=(fonts-wqy-microhei)
+if [ "${#OCR_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  say "installing ${OCR_PACKAGES[*]} (OCR language data, a test font) from Debian (apt-get)"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tesseract-ocr-eng >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${OCR_PACKAGES[@]}" >/dev/null
 fi
 
 if [ "${PDF_AIRLOCK_DOCKER:-}" != "0" ] && docker_possible; then

@@ -30,7 +30,7 @@ HELLO_PAGES = [
     "Third page: the end.",
 ]
 TEST_PASSWORD = "s3cret-pass"
-# Derived from the tool modules (``pdf_airlock.server.tools.registry``); tests/test_layout.py
+# Derived from the tool modules (``pdf_airlock.server.tools.registry``); tests/unit/test_layout.py
 # checks the registry against the worker's parsers.
 ALL_TOOLS = set(TOOLS)
 BOMB_MIB = 1024
@@ -40,6 +40,18 @@ TEST_MEMORY_MB = 256
 # kernel lacks then fails instead of being skipped.
 REQUIRE_LAYERS_ENV = "PDF_AIRLOCK_REQUIRE_SANDBOX_LAYERS"
 LANDLOCK_ABI = 4  # TCP rules: the escape table's full-sandbox column needs them
+
+
+# Tests by purpose: each folder of tests/ is a marker (pyproject.toml registers them), so
+# ``-m unit`` or ``-m "not container and not corpus"`` picks a purpose without listing files.
+PURPOSES = ("unit", "protocol", "sandbox", "tools", "container", "corpus")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.parent.name
+        if folder in PURPOSES:
+            item.add_marker(getattr(pytest.mark, folder))
 
 
 @pytest.fixture(scope="session")

@@ -50,7 +50,7 @@ def every_call(overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, 
 
 
 def job_kinds() -> frozenset[str]:
-    """Every tool's job kind (the worker's ``TOOL_KINDS``: tests/test_layout.py checks they match)."""
+    """Every tool's job kind (the worker's ``TOOL_KINDS``: tests/unit/test_layout.py checks they match)."""
     from pdf_airlock.worker.parsers import TOOL_KINDS
 
     return frozenset(TOOL_KINDS)
@@ -66,11 +66,10 @@ class _Recorded(Exception):
 
 
 class _Recorder:
-    """A ``JobRunner`` that records the first job a tool asks for and stops the tool there."""
+    """A ``JobRunner`` that records the first job a tool asks for and stops the tool there. It
+    has no room for optional jobs: a tool asks for its one whole job (a two-ended read, one)."""
 
-    workers = 1
     max_result_bytes = 16 << 20
-    ocr_limits: dict[str, int] = {}  # noqa: RUF012 - read only
 
     def __init__(self) -> None:
         from pdf_airlock.server.config import Settings
@@ -85,11 +84,11 @@ class _Recorder:
     def start_detached(self, fn: Any) -> None:
         raise AssertionError("a tool started a job beside the call before its first job")
 
-    def free_workers(self) -> int:
-        return 0  # one job at a time: the whole document in one child
+    async def slots_free(self, jobs: int) -> bool:
+        return False
 
-    def idle_spares(self) -> int:
-        return 0
+    def room_for_optional(self, jobs: int = 1, *, last_spare: bool = False) -> bool:
+        return False
 
     async def run_job(self, kind: str, args: dict[str, Any], document: Any, model: Any, **_: Any) -> Any:
         raise _Recorded(kind, args)
@@ -100,7 +99,7 @@ def job_of(tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     (no ``path`` needed): the tool's own code builds them, up to its first job."""
     import anyio
 
-    from pdf_airlock.server.policy.paths import Document
+    from pdf_airlock.server.boundary.paths import Document
 
     spec = TOOLS[tool]
     args = spec.input_model.model_validate({"path": "x.pdf", **arguments})

@@ -19,9 +19,8 @@ from typing import Any, NoReturn
 import anyio
 
 from pdf_airlock.server import __version__
-from pdf_airlock.server.cli.selftest import LAYERS
 from pdf_airlock.server.config import BATCH_PROGRESS_MODES, DEFAULTS, MIB, Settings
-from pdf_airlock.worker.contract import OCR_LIMITS
+from pdf_airlock.worker.contract import OCR_LIMITS, SANDBOX_LAYERS
 
 __all__ = ["main"]
 
@@ -40,6 +39,53 @@ _OCR_FLAGS: dict[str, tuple[str, type[int] | type[float], int, str]] = {
         int,
         1,
         "mean OCR confidence under which a page gets a warning",
+    ),
+}
+
+
+# The protocol's limits: flag -> (the ``Settings`` field, its default, (lowest, highest), how the
+# flag's value is read, the factor from it to the field's unit, help). Defaults and ranges are
+# ``DEFAULTS``'s.
+_PROTOCOL_FLAGS: dict[str, tuple[str, float, tuple[float, float], type[int] | type[float], int, str]] = {
+    "--approval-state-ttl": (
+        "approval_state_ttl_s",
+        DEFAULTS.approval_state_ttl_s,
+        DEFAULTS.approval_state_ttl_range,
+        float,
+        1,
+        "seconds a 2026-07-28 client has to answer an approval question (its signed requestState)",
+    ),
+    "--resource-ttl": (
+        "resource_ttl_s",
+        DEFAULTS.resource_ttl_s,
+        DEFAULTS.resource_ttl_range,
+        float,
+        1,
+        "seconds an answer delivered as a resource (deliver: resource) can be read",
+    ),
+    "--resource-mb": (
+        "resource_bytes",
+        DEFAULTS.resource_mb,
+        DEFAULTS.resource_mb_range,
+        int,
+        MIB,
+        "memory for answers delivered as resources (0: the deliver option is refused)",
+    ),
+    "--resource-disk-mb": (
+        "resource_disk_bytes",
+        DEFAULTS.resource_disk_mb,
+        DEFAULTS.resource_disk_mb_range,
+        int,
+        MIB,
+        "with --cache-dir: disk for answers delivered as resources, in its resources/ folder",
+    ),
+    "--resource-part-chars": (
+        "resource_part_chars",
+        DEFAULTS.resource_part_chars,
+        DEFAULTS.resource_part_chars_range,
+        int,
+        1,
+        "characters of a delivered answer one resources/read returns (longer ones are read in parts)",
     ),
 }
 
@@ -146,12 +192,20 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         help="also give each job its own network namespace (adds set-up time to every job)",
     )
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", "info"))
+    for flag, (_field, default, (lowest, highest), kind, _factor, text) in _PROTOCOL_FLAGS.items():
+        env = flag.removeprefix("--").replace("-", "_").upper()
+        help_text = f"{text} ({_num(lowest)}-{_num(highest)}, default {_num(default)}; env PDF_AIRLOCK_{env})"
+        parser.add_argument(flag, type=kind, default=kind(_env(env, default)), help=help_text)
     for flag, (limit, kind, factor, text) in _OCR_FLAGS.items():
         default, lowest, highest = OCR_LIMITS[limit]
         env = flag.removeprefix("--").replace("-", "_").upper()
         bounds = f"{_shown(lowest, factor)}-{_shown(highest, factor)}"
         value = kind(_env(env, _shown(default, factor)))
         parser.add_argument(flag, type=kind, default=value, help=f"{text} ({bounds}; env PDF_AIRLOCK_{env})")
+
+
+def _num(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _shown(limit: int, factor: int) -> str:
@@ -173,6 +227,17 @@ def _ocr_settings(ns: argparse.Namespace) -> dict[str, int]:
     return fields
 
 
+def _protocol_settings(ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``Settings`` fields of ``_PROTOCOL_FLAGS``; a value out of its range is a usage error."""
+    fields: dict[str, Any] = {}
+    for flag, (name, _default, (lowest, highest), kind, factor, _text) in _PROTOCOL_FLAGS.items():
+        value = getattr(ns, flag.removeprefix("--").replace("-", "_"))
+        if not lowest <= value <= highest:
+            _usage(f"{flag} must be from {_num(lowest)} to {_num(highest)}")
+        fields[name] = kind(value * factor)
+    return fields
+
+
 def _settings(ns: argparse.Namespace) -> Settings:
     roots = ns.root or [Path(p) for p in _env("ROOTS", "").split(":") if p] or [Path.cwd()]
     for root in roots:
@@ -191,10 +256,10 @@ def _settings(ns: argparse.Namespace) -> Settings:
     if not 0 < ns.child_idle_seconds <= DEFAULTS.max_child_idle_s:
         _usage(f"--child-idle-seconds must be above 0 and at most {DEFAULTS.max_child_idle_s:g}")
     required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
-    unknown = sorted(set(required) - set(LAYERS))
+    unknown = sorted(set(required) - set(SANDBOX_LAYERS))
     if unknown:
-        _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
-    overrides: dict[str, Any] = _ocr_settings(ns)
+        _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(SANDBOX_LAYERS)}")
+    overrides: dict[str, Any] = _ocr_settings(ns) | _protocol_settings(ns)
     if ns.cache_dir is not None and ns.cache_disk_mb > 0:
         overrides.update(_cache_overrides(ns.cache_dir, ns.cache_key_file))
     elif (
@@ -226,7 +291,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
 
 def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
     """Start-up checks of the disk cache: a bad directory or key file is a usage error."""
-    from pdf_airlock.server.cache import CacheDirError, prepare_directory
+    from pdf_airlock.server.app.cache import CacheDirError, prepare_directory
 
     try:
         prepare_directory(cache_dir)
@@ -239,7 +304,7 @@ def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
 
 
 def _key_file_override(key_file: Path, cache_dir: Path | None) -> dict[str, Path]:
-    from pdf_airlock.server.cache import CacheKeyError, prepare_key_file
+    from pdf_airlock.server.app.cache import CacheKeyError, prepare_key_file
 
     try:
         prepare_key_file(key_file, cache_dir)
@@ -385,8 +450,9 @@ def _batch_merge(ns: argparse.Namespace) -> int:
 
 
 async def _self_test(settings: Settings, as_json: bool) -> int:
-    from pdf_airlock.server.cli.selftest import missing_layers, probe_layers, render_table
+    from pdf_airlock.server.cli.selftest import render_table
     from pdf_airlock.server.pool.pool import Pool
+    from pdf_airlock.server.pool.probe import missing_layers, probe_layers
 
     async with Pool(1, 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s) as pool:
         layers = await probe_layers(pool, settings, ocr=True)
@@ -402,7 +468,7 @@ async def _self_test(settings: Settings, as_json: bool) -> int:
 
 
 async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> int:
-    from pdf_airlock.server.calls import App
+    from pdf_airlock.server.app.calls import App
     from pdf_airlock.server.pool.pool import Pool
 
     async with Pool(
@@ -476,11 +542,11 @@ def _serve(ns: argparse.Namespace, settings: Settings) -> NoReturn:
         from pdf_airlock.server.http.serve import main as serve_http
 
         raise SystemExit(serve_http(settings, ns))
-    from pdf_airlock.server.mcp.startup import serve
+    from pdf_airlock.server.stdio.startup import serve
 
     approval = None
     if getattr(ns, "policy", None) is not None:  # on stdio only its [approval] table applies
-        from pdf_airlock.server.http.policy import PolicyError, load_policy
+        from pdf_airlock.server.app.policy import PolicyError, load_policy
 
         try:
             approval = load_policy(ns.policy, settings.roots, settings.max_file_bytes).approval

@@ -1,9 +1,10 @@
 """Prometheus metrics of the HTTP service (``GET /metrics``), with ``prometheus_client``.
 
-Calls are counted from the audit records (``pdf_airlock.server.audit.add_listener``), so every
+Calls are counted from the audit records (``pdf_airlock.server.app.audit.add_listener``), so every
 call is counted once whichever way it ended; the pool's occupancy is read when scraped.
 
-- ``pdf_airlock_calls_total{tool, outcome}``: outcome ``ok`` or the error code;
+- ``pdf_airlock_calls_total{tool, outcome}``: outcome ``ok``, the error code, ``cancelled``, or
+  ``input_required`` (a 2026-07-28 round that asked a human);
 - ``pdf_airlock_call_duration_seconds{tool}``: a histogram of call latency;
 - ``pdf_airlock_job_kills_total{limit}``: calls whose job child was stopped by a limit
   (timeout, cpu_limit, memory_limit, output_limit, sandbox_violation);
@@ -21,7 +22,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pdf_airlock.server.audit import add_listener, remove_listener
+from pdf_airlock.server.app.audit import add_listener, remove_listener
 from pdf_airlock.server.pool.pool import Pool
 
 __all__ = ["KILL_LIMITS", "Metrics"]

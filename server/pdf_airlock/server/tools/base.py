@@ -10,15 +10,15 @@ the parts (``Paged``). ``pdf_airlock.server.tools.registry`` finds every such mo
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
 import mcp_types as types
 from pydantic import BaseModel
 
+from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.pool.child_output import LineFn, ProgressFn
 from pdf_airlock.server.tools.cursors import decode_cursor, encode_cursor
 from pdf_airlock.server.tools.models import READ_ENGINES, DocumentInput, output_schema
@@ -27,7 +27,9 @@ from pdf_airlock.server.tools.schema import drop_titles
 
 __all__ = [
     "CATEGORIES",
+    "RESULT_SIZE_META",
     "Content",
+    "Delivery",
     "JobRunner",
     "Paged",
     "Position",
@@ -50,9 +52,9 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 class JobRunner(Protocol):
     """What a tool needs from the server: run a job kind on an open document (implemented by
-    ``pdf_airlock.server.calls.App``; a Protocol, so tool code is typed without importing it)."""
+    ``pdf_airlock.server.app.calls.App``; a Protocol, so tool code is typed without importing it).
+    The pool decides when a job runs; a tool only says whether a job is optional."""
 
-    workers: int
     max_result_bytes: int
     ocr_limits: dict[str, int]  # OCR's limits, for the jobs of the text tools (``Settings.ocr_limits``)
     selections: (
@@ -66,12 +68,12 @@ class JobRunner(Protocol):
         """Run ``fn`` beside the current call, free to outlive its answer (a two-ended read's
         cancelled children unwind after the answer has gone out). ``fn`` must not raise."""
 
-    def free_workers(self) -> int:
-        """Worker slots a job started now would get at once, without queueing."""
+    async def slots_free(self, jobs: int) -> bool:
+        """Whether ``jobs`` jobs started now would each get a worker slot at once."""
 
-    def idle_spares(self) -> int:
-        """Pre-forked job children ready now (a job takes one; none left makes the zygote fork
-        and warm up replacements at once, beside the running jobs)."""
+    def room_for_optional(self, jobs: int = 1, *, last_spare: bool = False) -> bool:
+        """Whether ``jobs`` optional jobs (they only speed the call up) may start now; the pool
+        decides (``pdf_airlock.server.pool.pool.Pool.room_for_optional``)."""
 
     async def run_job(
         self,
@@ -88,7 +90,7 @@ class JobRunner(Protocol):
         arrive, before the envelope."""
 
 
-# The interface a tool needs from the server (``pdf_airlock.server.calls.App`` implements it).
+# The interface a tool needs from the server (``pdf_airlock.server.app.calls.App`` implements it).
 Content = list[types.TextContent | types.ImageContent]
 # A tool returns its structured result and either its text fallback or all its content blocks.
 ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | Content]]]
@@ -97,6 +99,30 @@ ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | C
 EdgeJoin = Callable[[dict[str, Any], dict[str, Any], list[Any], list[Any]], list[Any]]
 
 CATEGORIES: Final = ("text", "structure", "security", "render")
+# A tool's ``_meta`` key for how large its default answer may be, in characters: clients that read
+# it (Claude Code) keep answers up to that size in the conversation instead of cutting them.
+RESULT_SIZE_META: Final = "anthropic/maxResultSizeChars"
+CATEGORY_META: Final = "io.pdf-airlock/category"
+
+
+def _no_headings(_structured: dict[str, Any]) -> list[tuple[int, str]]:
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """How a tool's whole answer becomes a resource (``deliver: "resource"``,
+    ``pdf_airlock.server.app.delivery``): the arguments that make its answer as large as it goes
+    (``whole``), the resource's MIME type, its text from the structured result, how many pages
+    it covers, its headings (level, text), and the size of a default inline answer (published
+    as the ``RESULT_SIZE_META`` hint)."""
+
+    whole: Mapping[str, Any]
+    mime_type: str
+    text: Callable[[dict[str, Any]], str]
+    pages: Callable[[dict[str, Any]], int]
+    answer_chars: int
+    headings: Callable[[dict[str, Any]], list[tuple[int, str]]] = field(default=_no_headings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +151,12 @@ class ToolSpec:
     category: str
     rank: int
     paged: Paged | None = None
+    delivery: Delivery | None = None
 
     def to_mcp(self) -> types.Tool:
+        meta: dict[str, Any] = {CATEGORY_META: self.category}
+        if self.delivery is not None:
+            meta[RESULT_SIZE_META] = self.delivery.answer_chars
         return types.Tool(
             name=self.name,
             title=self.title,
@@ -136,7 +166,7 @@ class ToolSpec:
             annotations=types.ToolAnnotations(
                 title=self.title, read_only_hint=True, open_world_hint=False, idempotent_hint=True
             ),
-            _meta={"io.pdf-airlock/category": self.category},
+            _meta=meta,
         )
 
 

@@ -117,6 +117,7 @@ ANSWERING: Final = {
     "typed_error": _typed_error,
 }
 
+
 def _linger() -> NoReturn:
     """A compromised child that serves several jobs (``--documents-per-child`` > 1): it lifts its
     soft CPU limit to the hard one, answers this job and every job later sent to it (its pid and
