@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -88,6 +89,20 @@ class RunningServer:
     process: subprocess.Popen[bytes]
     log: Path
 
+    @property
+    def port(self) -> int:
+        return int(self.base.rsplit(":", 1)[1])
+
+    def status(self, field: str) -> int:
+        """A ``/proc/<pid>/status`` figure of the server, in KiB (``VmRSS``, ``VmHWM``...)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+        raise KeyError(field)
+
+    def open_fds(self) -> int:
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
     def log_events(self, event: str) -> list[dict[str, Any]]:
         found = []
         for line in self.log.read_text(errors="replace").splitlines():
@@ -102,10 +117,20 @@ class RunningServer:
 
 @contextmanager
 def http_server(
-    root: Path, log: Path, *extra: str, ready: bool = True, env: dict[str, str] | None = None
+    root: Path,
+    log: Path,
+    *extra: str,
+    ready: bool = True,
+    env: dict[str, str] | None = None,
+    nofile: int | None = None,
 ) -> Iterator[RunningServer]:
     """The real server on a free loopback port, until the block ends (then SIGTERM); ``env`` is
-    added to this process's environment."""
+    added to this process's environment; ``nofile`` is its open-file limit (soft and hard)."""
+
+    def limit_files() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
     port = free_port()
     command = [
         sys.executable,
@@ -131,6 +156,7 @@ def http_server(
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             env={**os.environ, **(env or {})},
+            preexec_fn=limit_files if nofile is not None else None,  # noqa: PLW1509 (no threads run it)
         )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -82,7 +82,7 @@ roots = ["{roots["bob"]}"]
 [[principal]]
 subject = "limited"
 roots = ["{roots["alice"]}"]
-rate_per_minute = 1
+rate_per_minute = 2
 
 [approval]
 attachments = true
@@ -323,7 +323,7 @@ async def test_the_2026_era_gets_the_same_principal_and_roots(server: RunningSer
 
 
 async def test_rate_limit_is_overloaded_with_retry_after(server: RunningServer, keys: Keys) -> None:
-    async with connect(server.url, keys.token("limited")) as client:
+    async with connect(server.url, keys.token("limited")) as client:  # initialize: the first of 2
         first = await client.call_tool("pdf_info", {"path": "report.pdf"})
         assert not first.is_error
         second = await client.call_tool("pdf_info", {"path": "report.pdf"})

@@ -305,7 +305,9 @@ class App:
         keyed = arguments | {"source": document.display}
         if isinstance(args, OcrInput) and args.ocr != "off":  # a disk entry may outlive --ocr-* settings
             keyed[OCR_LIMITS_ARG] = self.ocr_limits
-        cache_key = self.cache.key(document.sha256, spec.name, keyed)
+        # Whose calls the entry answers: this principal's only, unless --cache-scope shared.
+        partition = "" if self.settings.cache_scope == "shared" else _PRINCIPAL.get()
+        cache_key = self.cache.key(document.sha256, spec.name, keyed, partition)
         cached = self.cache.get(cache_key)
         if cached is not None:
             if audit is not None:

@@ -21,6 +21,8 @@ from starlette.requests import Request
 from pdf_airlock.server.audit import begin as begin_audit
 from pdf_airlock.server.calls import App, error_result
 from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.http.admission import ANONYMOUS
+from pdf_airlock.server.http.admission import label as principal_label
 from pdf_airlock.server.http.approval import Approvals
 from pdf_airlock.server.http.auth import principal_of
 from pdf_airlock.server.http.policy import Limiter, Policy
@@ -28,18 +30,17 @@ from pdf_airlock.server.pool.child_output import ProgressFn
 
 __all__ = ["ANONYMOUS", "HttpCalls"]
 
-ANONYMOUS: Final = "anonymous"  # the principal of a loopback server without auth
 MCP_SESSION_ID: Final = "mcp-session-id"
 
 
 class HttpCalls:
     """The ``CallFn`` the HTTP transport gives ``sdk_server.build_server``."""
 
-    def __init__(self, app: App, policy: Policy, *, authenticated: bool) -> None:
+    def __init__(self, app: App, policy: Policy, limiter: Limiter, *, authenticated: bool) -> None:
         self.app = app
         self.policy = policy
         self.authenticated = authenticated  # with auth on, a call without a principal never runs
-        self.limiter = Limiter()
+        self.limiter = limiter
         self.approvals = Approvals(app, policy.approval)
 
     async def __call__(
@@ -67,7 +68,7 @@ class HttpCalls:
         """One call of ``request``'s principal; ``session`` asks the human when a call needs it
         (None: the client cannot be asked, and the policy's fallback decides)."""
         principal = principal_of(request.scope) if request is not None else None
-        label = principal.subject if principal is not None else ANONYMOUS
+        label = principal_label(principal)
         session_id = request.headers.get(MCP_SESSION_ID, "") if request is not None else ""
         rule = self.policy.rule_for(principal)
         try:

@@ -1,9 +1,16 @@
 """Request guards in front of the MCP endpoint, checked before the SDK sees a byte.
 
+- ``HostGuard`` (every route, ``/metrics`` and the probes too): the ``Host`` header must name
+  this server (``--allow-host``; by default the loopback names when it listens on loopback). A
+  page on ``evil.example`` whose name an attacker re-points at 127.0.0.1 (DNS rebinding) sends
+  ``Host: evil.example``: ``421``. Requests without ``Host`` pass (no browser sends one).
 - ``OriginGuard``: a request carrying an ``Origin`` header must name an allowed origin (the
   DNS-rebinding defence the MCP transport spec asks for: a web page cannot drive a server on
   localhost). Requests without ``Origin`` (every non-browser client) pass. ``403`` otherwise.
-- ``BodyGuard``: the request body is read up to ``max_bytes`` (``413`` past it, or at once when
+- ``BodyGuard``: first what the principal may hold (``http/admission.py``): a POST that would
+  open a session is refused ``429`` when its principal's sessions or rate are spent, and a body
+  over 64 KiB needs one of the principal's body slots (``429`` otherwise), both before the body
+  is read. The body is then read up to ``max_bytes`` (``413`` past it, or at once when
   ``Content-Length`` says so), then, for a ``tools/call`` of a tool that needs more than the base
   scope (``TOOL_SCOPES``), the principal's scopes are checked: ``403`` with
   ``error="insufficient_scope"`` naming the scope, as the MCP authorization spec's step-up asks.
@@ -20,9 +27,25 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pdf_airlock.server.http.admission import (
+    BODIES_RETRY_S,
+    SMALL_BODY_BYTES,
+    Admission,
+    BodySlot,
+    opens_a_session,
+    send_429,
+)
 from pdf_airlock.server.http.auth import challenge, principal_of, send_refusal
 
-__all__ = ["ATTACHMENTS_SCOPE", "READ_SCOPE", "TOOL_SCOPES", "BodyGuard", "OriginGuard"]
+__all__ = [
+    "ATTACHMENTS_SCOPE",
+    "READ_SCOPE",
+    "TOOL_SCOPES",
+    "BodyGuard",
+    "HostGuard",
+    "OriginGuard",
+    "host_name",
+]
 
 READ_SCOPE: Final = "pdf:read"  # every call of the MCP endpoint
 ATTACHMENTS_SCOPE: Final = "pdf:attachments"  # pdf_attachments: embedded files leave the document
@@ -30,6 +53,38 @@ TOOL_SCOPES: Final[Mapping[str, str]] = {"pdf_attachments": ATTACHMENTS_SCOPE}
 
 Refused = Callable[[int], None]
 _UNICODE_ESCAPE: Final = b"\\u"
+_BODIES_BUSY: Final = "the large request bodies this principal may send at once are in flight"
+
+
+def host_name(value: bytes) -> str:
+    """The name in a ``Host`` header: lower case, without its port or an IPv6 literal's
+    brackets."""
+    text = value.decode("latin-1").strip().lower()
+    if text.startswith("["):
+        return text[1 : text.find("]")] if "]" in text else text[1:]
+    name, colon, port = text.rpartition(":")
+    return name if colon and port.isdigit() else text
+
+
+class HostGuard:
+    """``421`` for a request whose ``Host`` is not one of ``allowed`` (None: any)."""
+
+    def __init__(
+        self, app: ASGIApp, allowed: frozenset[str] | None, on_refusal: Refused | None = None
+    ) -> None:
+        self.app = app
+        self.allowed = allowed
+        self.on_refusal = on_refusal
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.allowed is not None and scope["type"] == "http":
+            host = next((value for name, value in scope["headers"] if name == b"host"), None)
+            if host is not None and host_name(host) not in self.allowed:
+                if self.on_refusal is not None:
+                    self.on_refusal(421)
+                await PlainTextResponse("Host not allowed", status_code=421)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class OriginGuard:
@@ -74,7 +129,8 @@ def _tools_called(body: bytes) -> list[str]:
 
 
 class BodyGuard:
-    """Caps the body (``413``) and checks per-tool scopes (``403``) before the SDK."""
+    """What the principal may hold (``429``), the body cap (``413``), per-tool scopes (``403``),
+    before the SDK."""
 
     def __init__(
         self,
@@ -82,36 +138,69 @@ class BodyGuard:
         max_bytes: int,
         metadata_url: str | None,
         on_refusal: Refused | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.metadata_url = metadata_url  # None: no auth, no per-tool scopes
         self.on_refusal = on_refusal
+        self.admission = admission
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+        length = int(declared) if declared is not None and declared.isdigit() else None
+        if length is not None and length > self.max_bytes:
             await self._too_large(scope, receive, send)
             return
-        body = bytearray()
+        if self.admission is None:
+            await self._read(scope, receive, send, None)
+            return
+        if opens_a_session(scope):
+            refusal = self.admission.session_refusal(scope)
+            if refusal is not None:
+                await self._429(send, *refusal)
+                return
+        slot = self.admission.body_slot(scope)
+        try:
+            if length is not None and length > SMALL_BODY_BYTES and not slot.take():
+                await self._429(send, _BODIES_BUSY, BODIES_RETRY_S)
+                return
+            await self._read(scope, receive, send, slot)
+        finally:
+            slot.release()
+
+    async def _read(self, scope: Scope, receive: Receive, send: Send, slot: BodySlot | None) -> None:
+        """Read the body (a slot taken once it passes 64 KiB), check scopes, hand it on."""
+        chunks: list[bytes] = []
+        size = 0
         trailing: Message | None = None
         while True:
             message = await receive()
             if message["type"] != "http.request":
                 trailing = message
                 break
-            body.extend(message.get("body", b""))
-            if len(body) > self.max_bytes:
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
                 await self._too_large(scope, receive, send)
                 return
+            if slot is not None and size > SMALL_BODY_BYTES and not slot.take():
+                await self._429(send, _BODIES_BUSY, BODIES_RETRY_S)
+                return
+            if chunk:
+                chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        if self.metadata_url is not None and not await self._scopes_allow(scope, bytes(body), send):
+        # One copy at most (none for a body that came in one piece); the pieces go at once.
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        if self.metadata_url is not None and not await self._scopes_allow(scope, body, send):
             return
-        replay: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+        replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+        del body
         if trailing is not None:
             replay.append(trailing)
 
@@ -119,6 +208,11 @@ class BodyGuard:
             return replay.pop(0) if replay else await receive()
 
         await self.app(scope, replayed, send)
+
+    async def _429(self, send: Send, message: str, retry_after_s: float) -> None:
+        if self.on_refusal is not None:
+            self.on_refusal(429)
+        await send_429(send, message, retry_after_s)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.on_refusal is not None:

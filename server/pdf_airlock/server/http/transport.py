@@ -33,7 +33,7 @@ The SDK's private methods overridden or called here, all of ``StreamableHTTPServ
 ``_create_json_response``, ``_create_error_response``, ``_create_event_data``,
 ``_clean_up_memory_streams``, ``_run_sse_writer``, and the attributes ``_read_stream_writer``,
 ``_request_streams``, ``_sse_stream_writers``, ``_event_store``; of the session manager,
-``_admit_session`` and ``_server_instances``/``_session_owners``.
+``_admit_session``, ``_discard_session`` and ``_server_instances``/``_session_owners``.
 ``tests/test_http_transport.py`` checks they are all still there, with the signatures used here.
 """
 
@@ -82,6 +82,7 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from pdf_airlock.server.http.admission import PrincipalSessions
 from pdf_airlock.server.http.direct import SESSION_SLOT, DirectCall, DirectCalls, SessionSlot
 from pdf_airlock.server.http.events import EventBudget, SessionEvents
 
@@ -329,16 +330,28 @@ class SessionManager(StreamableHTTPSessionManager):
     """The SDK's session manager with ``LazyJsonTransport`` sessions (and their direct route).
     With ``event_budget`` set (``--resume-buffer-mb``), each session gets an event store of its
     own under that budget (``pdf_airlock.server.http.events``): its streams are resumable, and
-    only by itself."""
+    only by itself. With ``sessions``, each authenticated principal holds at most its cap of
+    sessions (``pdf_airlock.server.http.admission``; past it, the SDK's ``503``: the guard in
+    front has already answered ``429`` unless two opening requests raced)."""
 
     event_budget: EventBudget | None = None
 
-    def __init__(self, *args: Any, direct: DirectCalls | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        direct: DirectCalls | None = None,
+        sessions: PrincipalSessions | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.direct = direct
+        self.sessions = sessions
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            return None
+        owner = _owner(requestor)
+        if self.sessions is not None and owner is not None and self.sessions.full(owner):
             return None
         transport = LazyJsonTransport(
             mcp_session_id=uuid4().hex,
@@ -354,4 +367,20 @@ class SessionManager(StreamableHTTPSessionManager):
         if requestor is not None:
             self._session_owners[session_id] = requestor
         self._server_instances[session_id] = transport
+        if self.sessions is not None and owner is not None:
+            self.sessions.opened(owner)
         return transport
+
+    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        """The SDK's; the session no longer counts for its principal (once, however often the
+        SDK discards it)."""
+        if self.sessions is not None and session_id in self._server_instances:
+            owner = _owner(self._session_owners.get(session_id))
+            if owner is not None:
+                self.sessions.closed(owner)
+        await super()._discard_session(session_id, transport)
+
+
+def _owner(requestor: AuthorizationContext | None) -> str | None:
+    """The principal a session counts for (the token's subject, as ``Principal.subject``)."""
+    return requestor.get("subject") if requestor is not None else None

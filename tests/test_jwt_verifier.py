@@ -1,0 +1,435 @@
+"""``JwtVerifier`` driven directly, on explicit clocks: expiry, ``nbf``, ``iat``, issuer, audience,
+scopes, algorithms, time claims that are not numbers, the memo of verified tokens; and a JWKS
+URL served by a fake identity provider on a real port of 127.0.0.1: key rotation, a withdrawn
+key, unknown ``kid`` values, a failing provider and a hanging one.
+
+The clocks are the verifier's: ``clock`` (seconds since the epoch, what ``exp`` is compared with)
+and ``monotonic`` (what a JWKS URL's refresh and cooldown are timed with); a test moves them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+from pdf_airlock.server.http.auth import CLOCK_SKEW_S, MAX_TOKEN_CHARS, InvalidToken, JwtVerifier
+from pdf_airlock.server.http.jwks import MAX_JWKS_BYTES, MAX_STALE_REFRESHES
+from pdf_airlock.server.http.options import AuthConfig
+
+pytestmark = pytest.mark.anyio
+
+ISSUER = "https://issuer.test"
+AUDIENCE = "https://pdf-airlock.test/mcp"
+NOW = 1_900_000_000.0  # the token clock's "now"
+REFRESH_S = 300.0
+COOLDOWN_S = 30.0
+RSA = rsa.generate_private_key(65537, 2048)
+RSA_2 = rsa.generate_private_key(65537, 2048)
+EC = ec.generate_private_key(ec.SECP256R1())
+
+
+def jwk(key: Any, kid: str) -> dict[str, Any]:
+    if isinstance(key, rsa.RSAPrivateKey):
+        return json.loads(RSAAlgorithm.to_jwk(key.public_key())) | {"kid": kid, "alg": "RS256", "use": "sig"}
+    return json.loads(ECAlgorithm.to_jwk(key.public_key())) | {"kid": kid, "alg": "ES256", "use": "sig"}
+
+
+def token(kid: str = "rsa-1", key: Any = RSA, *, now: float = NOW, **claims: Any) -> str:
+    body: dict[str, Any] = {
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "sub": "alice",
+        "iat": int(now),
+        "nbf": int(now),
+        "exp": int(now) + 600,
+        "scope": "pdf:read",
+        "jti": uuid.uuid4().hex,
+    }
+    body.update(claims)
+    body = {name: value for name, value in body.items() if value is not _DROP}
+    algorithm = "ES256" if isinstance(key, ec.EllipticCurvePrivateKey) else "RS256"
+    return jwt.encode(body, key, algorithm=algorithm, headers={"kid": kid})
+
+
+_DROP = object()
+
+
+@dataclass
+class Clocks:
+    time: float = NOW
+    mono: float = 1000.0
+
+    def advance(self, seconds: float) -> None:
+        self.time += seconds
+        self.mono += seconds
+
+
+def verifier_for(jwks: str, clocks: Clocks) -> JwtVerifier:
+    config = AuthConfig(
+        jwks, ISSUER, AUDIENCE, "pdf:read", jwks_refresh_s=REFRESH_S, jwks_cooldown_s=COOLDOWN_S
+    )
+    return JwtVerifier(config, clock=lambda: clocks.time, monotonic=lambda: clocks.mono)
+
+
+async def refused(verifier: JwtVerifier, value: str) -> str:
+    with pytest.raises(InvalidToken) as raised:
+        await verifier.verify(value)
+    return str(raised.value)
+
+
+# -- a JWKS file -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def clocks() -> Clocks:
+    return Clocks()
+
+
+@pytest.fixture
+def verifier(tmp_path: Path, clocks: Clocks) -> JwtVerifier:
+    path = tmp_path / "jwks.json"
+    path.write_text(json.dumps({"keys": [jwk(RSA, "rsa-1"), jwk(EC, "ec-1")]}))
+    return verifier_for(str(path), clocks)
+
+
+async def test_a_valid_token_gives_its_principal(verifier: JwtVerifier) -> None:
+    principal, claims = await verifier.verify(token(groups=["staff", 7, "finance"], scope="pdf:read pdf:x"))
+    assert principal.subject == "alice"
+    assert principal.issuer == ISSUER
+    assert principal.groups == ("staff", "finance")  # strings only
+    assert principal.scopes == frozenset({"pdf:read", "pdf:x"})
+    assert claims["sub"] == "alice"
+    ec_principal, _ = await verifier.verify(
+        token("ec-1", EC, scope=_DROP, scp=["pdf:read", "pdf:attachments"])
+    )
+    assert ec_principal.scopes == frozenset({"pdf:read", "pdf:attachments"})
+    bare, _ = await verifier.verify(token(scope=_DROP))
+    assert bare.scopes == frozenset() and bare.groups == ()
+
+
+async def test_expiry_is_checked_against_the_clock_with_the_skew(
+    verifier: JwtVerifier, clocks: Clocks
+) -> None:
+    exp = int(NOW) + 60
+    value = token(exp=exp)
+    clocks.time = exp + CLOCK_SKEW_S - 1
+    assert (await verifier.verify(value))[0].subject == "alice"
+    clocks.time = exp + CLOCK_SKEW_S
+    assert await refused(verifier, value) == "token expired"
+    assert await refused(verifier, token(exp=int(NOW) - CLOCK_SKEW_S - 1)) == "token expired"
+
+
+async def test_a_remembered_token_still_expires(verifier: JwtVerifier, clocks: Clocks) -> None:
+    """The memo of verified tokens must not make a token valid for ever once it has been seen."""
+    value = token(exp=int(NOW) + 10)
+    for _ in range(3):
+        await verifier.verify(value)  # remembered
+    clocks.advance(10 + CLOCK_SKEW_S)
+    assert await refused(verifier, value) == "token expired"
+    assert await refused(verifier, value) == "token expired"  # and stays refused
+
+
+async def test_nbf_and_iat_in_the_future(verifier: JwtVerifier, clocks: Clocks) -> None:
+    later = int(NOW) + 100
+    assert await refused(verifier, token(nbf=later)) == "token not yet valid"
+    assert await refused(verifier, token(iat=later)) == "token not yet valid"
+    clocks.time = later - CLOCK_SKEW_S
+    assert (await verifier.verify(token(nbf=later, iat=later)))[0].subject == "alice"
+    assert (await verifier.verify(token(nbf=_DROP, iat=_DROP)))[0].subject == "alice"  # both optional
+
+
+@pytest.mark.parametrize(
+    ("claims", "reason"),
+    [
+        ({"iss": "https://evil-issuer.test"}, "token is from another issuer"),
+        ({"aud": "https://other.test/mcp"}, "token is for another audience"),
+        ({"sub": _DROP}, "token lacks a required claim"),
+        ({"exp": _DROP}, "token lacks a required claim"),
+        ({"iss": _DROP}, "token lacks a required claim"),
+        ({"aud": _DROP}, "token lacks a required claim"),
+        ({"sub": ""}, "token lacks a required claim"),
+        ({"exp": "1999999999"}, "token is malformed"),
+        ({"exp": True}, "token is malformed"),
+        ({"exp": None}, "token lacks a required claim"),
+        ({"nbf": "1"}, "token is malformed"),
+        ({"iat": [1]}, "token is malformed"),
+    ],
+    ids=[
+        "issuer",
+        "audience",
+        "no-sub",
+        "no-exp",
+        "no-iss",
+        "no-aud",
+        "empty-sub",
+        "string-exp",
+        "bool-exp",
+        "null-exp",
+        "string-nbf",
+        "list-iat",
+    ],
+)
+async def test_claims_that_are_refused(verifier: JwtVerifier, claims: dict[str, Any], reason: str) -> None:
+    assert await refused(verifier, token(**claims)) == reason
+
+
+async def test_a_numeric_string_exp_is_refused_every_time(verifier: JwtVerifier) -> None:
+    """It was accepted once, then answered 500 on its second use (the memo added a number to
+    a string)."""
+    value = token(exp=str(int(NOW) + 600))
+    assert await refused(verifier, value) == "token is malformed"
+    assert await refused(verifier, value) == "token is malformed"
+
+
+async def test_algorithms_that_are_refused(verifier: JwtVerifier) -> None:
+    public_pem = RSA.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    claims = jwt.decode(token(), options={"verify_signature": False})
+    # The classic confusion, made by hand (PyJWT refuses to sign with a PEM as an HMAC secret).
+    signing_input = (
+        jwt.utils.base64url_encode(b'{"alg":"HS256","kid":"rsa-1"}') + b"." + token().split(".")[1].encode()
+    )
+    mac = hmac.new(public_pem, signing_input, hashlib.sha256).digest()
+    hmac_with_public_key = (signing_input + b"." + jwt.utils.base64url_encode(mac)).decode()
+    assert await refused(verifier, hmac_with_public_key) == "token algorithm not allowed"
+    header = jwt.utils.base64url_encode(b'{"alg":"none","kid":"rsa-1"}').decode()
+    unsigned = header + "." + token().split(".")[1] + "."
+    assert await refused(verifier, unsigned) == "token algorithm not allowed"
+    wrong_key_alg = jwt.encode(claims, EC, algorithm="ES256", headers={"kid": "rsa-1"})
+    assert await refused(verifier, wrong_key_alg) == "token algorithm not allowed"
+    assert await refused(verifier, token(key=RSA_2)) == "token signature does not verify"
+    assert await refused(verifier, token("rsa-9")) == "token is signed by an unknown key"
+    assert await refused(verifier, "not-a-jwt") == "token is malformed"
+    assert await refused(verifier, "x" * (MAX_TOKEN_CHARS + 1)) == "token is too long"
+
+
+async def test_a_file_with_one_key_verifies_a_token_without_kid(tmp_path: Path, clocks: Clocks) -> None:
+    path = tmp_path / "jwks.json"
+    path.write_text(json.dumps({"keys": [jwk(RSA, "rsa-1")]}))
+    verifier = verifier_for(str(path), clocks)
+    claims = jwt.decode(token(), options={"verify_signature": False})
+    no_kid = jwt.encode(claims, RSA, algorithm="RS256")
+    assert (await verifier.verify(no_kid))[0].subject == "alice"
+
+
+def test_a_bad_jwks_file_is_refused(tmp_path: Path, clocks: Clocks) -> None:
+    path = tmp_path / "jwks.json"
+    for text in ("{not json", '{"keys": []}', '{"keys": [{"kty": "nope"}]}', "[]"):
+        path.write_text(text)
+        with pytest.raises(ValueError, match="cannot load the JWKS file"):
+            verifier_for(str(path), clocks)
+
+
+# -- a JWKS URL ------------------------------------------------------------------------------
+
+
+@dataclass
+class Provider:
+    """A fake identity provider's JWKS endpoint on a real port."""
+
+    keys: list[dict[str, Any]]
+    status: int = 200
+    body: bytes | None = None  # served as is instead of the keys
+    location: str | None = None  # a redirect
+    hold: threading.Event | None = None  # a request waits for it (a hanging provider)
+    requests: int = 0
+    waiting: int = 0
+    url: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        provider = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                with provider._lock:
+                    provider.requests += 1
+                    provider.waiting += 1
+                try:
+                    if provider.hold is not None:
+                        provider.hold.wait(30)
+                finally:
+                    with provider._lock:
+                        provider.waiting -= 1
+                body = (
+                    provider.body
+                    if provider.body is not None
+                    else json.dumps({"keys": provider.keys}).encode()
+                )
+                self.send_response(provider.status)
+                if provider.location is not None:
+                    self.send_header("Location", provider.location)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+@pytest.fixture
+def provider() -> Iterator[Provider]:
+    made = Provider(keys=[jwk(RSA, "rsa-1")])
+    server = ThreadingHTTPServer(("127.0.0.1", 0), made.handler())
+    made.url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield made
+    finally:
+        if made.hold is not None:
+            made.hold.set()
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_new_key_is_fetched_for_its_kid(provider: Provider, clocks: Clocks) -> None:
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    assert provider.requests == 1
+    await verifier.verify(token())
+    assert provider.requests == 1  # the set is kept
+    provider.keys.append(jwk(EC, "ec-1"))  # the provider rotates in a new key
+    clocks.advance(COOLDOWN_S)
+    assert (await verifier.verify(token("ec-1", EC)))[0].subject == "alice"
+    assert provider.requests == 2
+
+
+async def test_a_withdrawn_key_stops_verifying_at_the_next_refresh(
+    provider: Provider, clocks: Clocks
+) -> None:
+    """``PyJWKClient(cache_keys=True)`` kept every key it had seen until the server restarted."""
+    verifier = verifier_for(provider.url, clocks)
+    remembered = token(exp=int(NOW) + 3600)
+    await verifier.verify(remembered)
+    provider.keys = [jwk(RSA_2, "rsa-2")]  # rsa-1 withdrawn
+    clocks.advance(REFRESH_S - 1)
+    await verifier.verify(remembered)  # not yet refreshed
+    await verifier.verify(token(now=clocks.time))
+    assert provider.requests == 1
+    clocks.advance(1)
+    assert await refused(verifier, token(now=clocks.time)) == "token is signed by an unknown key"
+    assert provider.requests == 2
+    assert await refused(verifier, remembered) == "token is signed by an unknown key"
+    assert (await verifier.verify(token("rsa-2", RSA_2, now=clocks.time)))[0].subject == "alice"
+    assert provider.requests == 2
+
+
+async def test_unknown_kids_fetch_at_most_once_per_cooldown(provider: Provider, clocks: Clocks) -> None:
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    for n in range(20):
+        assert await refused(verifier, token(f"made-up-{n}")) == "token is signed by an unknown key"
+    assert provider.requests == 1  # within the cooldown of the first fetch
+    clocks.advance(COOLDOWN_S)
+    assert await refused(verifier, token("made-up-a")) == "token is signed by an unknown key"
+    assert provider.requests == 2
+    assert await refused(verifier, token("made-up-b")) == "token is signed by an unknown key"
+    assert provider.requests == 2
+
+
+async def test_a_kid_found_missing_is_not_fetched_for_again_until_the_refresh(
+    provider: Provider, clocks: Clocks
+) -> None:
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    clocks.advance(COOLDOWN_S)
+    assert await refused(verifier, token("rsa-new")) == "token is signed by an unknown key"
+    assert provider.requests == 2
+    for _ in range(5):
+        clocks.advance(COOLDOWN_S)  # the cooldown would allow a fetch; the kid is known missing
+        assert (
+            await refused(verifier, token("rsa-new", now=clocks.time)) == "token is signed by an unknown key"
+        )
+    assert provider.requests == 2
+    provider.keys.append(jwk(RSA_2, "rsa-new"))
+    clocks.advance(REFRESH_S)  # the refresh finds it
+    assert (await verifier.verify(token("rsa-new", RSA_2, now=clocks.time)))[0].subject == "alice"
+    assert provider.requests == 3
+
+
+async def test_a_failing_provider_is_asked_once_per_cooldown(provider: Provider, clocks: Clocks) -> None:
+    provider.status = 500
+    verifier = verifier_for(provider.url, clocks)
+    for _ in range(10):
+        assert await refused(verifier, token()) == "the signing keys cannot be fetched"
+    assert provider.requests == 1  # a failure is followed by the cooldown too
+    clocks.advance(COOLDOWN_S)
+    provider.status = 200
+    assert (await verifier.verify(token(now=clocks.time)))[0].subject == "alice"
+    assert provider.requests == 2
+
+
+async def test_a_failing_refresh_keeps_the_last_set_for_a_while(provider: Provider, clocks: Clocks) -> None:
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    provider.status = 503
+    clocks.advance(REFRESH_S)
+    assert (await verifier.verify(token(now=clocks.time)))[0].subject == "alice"  # stale, still served
+    assert provider.requests == 2
+    clocks.advance(REFRESH_S * MAX_STALE_REFRESHES)
+    assert await refused(verifier, token(now=clocks.time)) == "the signing keys cannot be fetched"
+
+
+@pytest.mark.parametrize("kind", ["redirect", "oversized", "not-a-set", "garbage"])
+async def test_key_sets_that_are_not_taken(provider: Provider, clocks: Clocks, kind: str) -> None:
+    if kind == "redirect":
+        provider.status, provider.location = 302, provider.url
+    elif kind == "oversized":
+        provider.body = json.dumps({"keys": [jwk(RSA, "rsa-1")], "pad": "x" * MAX_JWKS_BYTES}).encode()
+    elif kind == "not-a-set":
+        provider.body = b'["keys"]'
+    else:
+        provider.body = b"\x00\xff not json"
+    verifier = verifier_for(provider.url, clocks)
+    assert await refused(verifier, token()) == "the signing keys cannot be fetched"
+    assert provider.requests == 1  # a redirect is not followed
+
+
+async def test_a_hanging_provider_holds_neither_threads_nor_known_keys(
+    provider: Provider, clocks: Clocks
+) -> None:
+    """While a fetch hangs, tokens with unknown kids wait for that one fetch (no second one),
+    a token with a known kid verifies at once, and the fetch holds no thread of the default
+    limiter (the one document opening uses)."""
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    clocks.advance(COOLDOWN_S)
+    provider.hold = threading.Event()
+    outcomes: list[str] = []
+
+    async def stranger(n: int) -> None:
+        outcomes.append(await refused(verifier, token(f"made-up-{n}")))
+
+    async with anyio.create_task_group() as group:
+        for n in range(20):
+            group.start_soon(stranger, n)
+        with anyio.fail_after(30):
+            while provider.waiting == 0:
+                await anyio.sleep(0.01)
+        assert (await verifier.verify(token(now=clocks.time)))[0].subject == "alice"
+        assert anyio.to_thread.current_default_thread_limiter().borrowed_tokens == 0
+        assert provider.requests == 2 and provider.waiting == 1
+        provider.hold.set()
+    assert outcomes == ["token is signed by an unknown key"] * 20
+    assert provider.requests == 2
