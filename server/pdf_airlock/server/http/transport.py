@@ -33,7 +33,8 @@ The SDK's private methods overridden or called here, all of ``StreamableHTTPServ
 ``_create_json_response``, ``_create_error_response``, ``_create_event_data``,
 ``_clean_up_memory_streams``, ``_run_sse_writer``, and the attributes ``_read_stream_writer``,
 ``_request_streams``, ``_sse_stream_writers``, ``_event_store``; of the session manager,
-``_admit_session``, ``_discard_session`` and ``_server_instances``/``_session_owners``.
+``_admit_session``, ``_discard_session``, ``_handle_request`` (served without the SDK's body
+middleware) and ``_server_instances``/``_session_owners``.
 ``tests/test_http_transport.py`` checks they are all still there, with the signatures used here.
 """
 
@@ -185,6 +186,7 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
         key = coerce_request_id(call.request_id)
         if key in self._direct_calls or str(call.request_id) in self._request_streams:
             return False  # the id is in flight: the SDK's way with a repeated id
+        _forget_body(request)  # answered here: the parsed call is all that is needed of it
         if not await self._validate_request_headers(request, send):
             return True
         log.debug("tool_call_direct", id=call.request_id)
@@ -326,6 +328,14 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
             await sse_reader.aclose()
 
 
+def _forget_body(request: Request) -> None:
+    """Drop the bytes of a body already parsed (Starlette keeps them on the request, which lives
+    as long as the call): a large inline document is then held once, as the parsed string, not
+    twice."""
+    if hasattr(request, "_body"):
+        del request._body
+
+
 class SessionManager(StreamableHTTPSessionManager):
     """The SDK's session manager with ``LazyJsonTransport`` sessions (and their direct route).
     With ``event_budget`` set (``--resume-buffer-mb``), each session gets an event store of its
@@ -346,6 +356,10 @@ class SessionManager(StreamableHTTPSessionManager):
         super().__init__(*args, **kwargs)
         self.direct = direct
         self.sessions = sessions
+        # Not the SDK's ``RequestBodyLimitMiddleware``: ``BodyGuard`` in front has capped the body
+        # already, and the middleware would copy each body twice and keep a copy for as long as
+        # the call runs (a 100 MB inline document held three times).
+        self.asgi_app = self._handle_request  # type: ignore[assignment]  # an ASGI app as well
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
