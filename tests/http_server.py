@@ -9,11 +9,13 @@ import resource
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +76,75 @@ class Keys:
             return jwt.encode(claims, self.ec, algorithm="ES256", headers={"kid": "ec-1"})
         signer = self.stranger if key == "stranger" else self.rsa
         return jwt.encode(claims, signer, algorithm="RS256", headers={"kid": "rsa-1"})
+
+
+def jwk(key: Any, kid: str) -> dict[str, Any]:
+    """The public JWK of an RSA or EC private key, named ``kid``."""
+    if isinstance(key, rsa.RSAPrivateKey):
+        return json.loads(RSAAlgorithm.to_jwk(key.public_key())) | {"kid": kid, "alg": "RS256", "use": "sig"}
+    return json.loads(ECAlgorithm.to_jwk(key.public_key())) | {"kid": kid, "alg": "ES256", "use": "sig"}
+
+
+@dataclass
+class JwksProvider:
+    """A fake identity provider's JWKS endpoint on a real port of 127.0.0.1 (``url``): it serves
+    ``keys`` (or ``body`` as is) with ``status``, and a request waits for ``hold`` when set (a
+    hanging provider); ``requests`` counts them, ``waiting`` those held right now."""
+
+    keys: list[dict[str, Any]]
+    status: int = 200
+    body: bytes | None = None
+    location: str | None = None  # a redirect
+    hold: threading.Event | None = None
+    requests: int = 0
+    waiting: int = 0
+    url: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        provider = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                with provider._lock:
+                    provider.requests += 1
+                    provider.waiting += 1
+                try:
+                    if provider.hold is not None:
+                        provider.hold.wait(60)
+                finally:
+                    with provider._lock:
+                        provider.waiting -= 1
+                body = provider.body
+                if body is None:
+                    body = json.dumps({"keys": provider.keys}).encode()
+                self.send_response(provider.status)
+                if provider.location is not None:
+                    self.send_header("Location", provider.location)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+@contextmanager
+def jwks_provider(keys: list[dict[str, Any]]) -> Iterator[JwksProvider]:
+    made = JwksProvider(keys=keys)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), made.handler())
+    made.url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield made
+    finally:
+        if made.hold is not None:
+            made.hold.set()
+        server.shutdown()
+        server.server_close()
 
 
 def free_port() -> int:

@@ -15,8 +15,7 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+from http_server import JwksProvider, jwk, jwks_provider
 
 from pdf_airlock.server.http.auth import CLOCK_SKEW_S, MAX_TOKEN_CHARS, InvalidToken, JwtVerifier
 from pdf_airlock.server.http.jwks import MAX_JWKS_BYTES, MAX_STALE_REFRESHES
@@ -42,12 +41,6 @@ COOLDOWN_S = 30.0
 RSA = rsa.generate_private_key(65537, 2048)
 RSA_2 = rsa.generate_private_key(65537, 2048)
 EC = ec.generate_private_key(ec.SECP256R1())
-
-
-def jwk(key: Any, kid: str) -> dict[str, Any]:
-    if isinstance(key, rsa.RSAPrivateKey):
-        return json.loads(RSAAlgorithm.to_jwk(key.public_key())) | {"kid": kid, "alg": "RS256", "use": "sig"}
-    return json.loads(ECAlgorithm.to_jwk(key.public_key())) | {"kid": kid, "alg": "ES256", "use": "sig"}
 
 
 def token(kid: str = "rsa-1", key: Any = RSA, *, now: float = NOW, **claims: Any) -> str:
@@ -240,70 +233,13 @@ def test_a_bad_jwks_file_is_refused(tmp_path: Path, clocks: Clocks) -> None:
 # -- a JWKS URL ------------------------------------------------------------------------------
 
 
-@dataclass
-class Provider:
-    """A fake identity provider's JWKS endpoint on a real port."""
-
-    keys: list[dict[str, Any]]
-    status: int = 200
-    body: bytes | None = None  # served as is instead of the keys
-    location: str | None = None  # a redirect
-    hold: threading.Event | None = None  # a request waits for it (a hanging provider)
-    requests: int = 0
-    waiting: int = 0
-    url: str = ""
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        provider = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                with provider._lock:
-                    provider.requests += 1
-                    provider.waiting += 1
-                try:
-                    if provider.hold is not None:
-                        provider.hold.wait(30)
-                finally:
-                    with provider._lock:
-                        provider.waiting -= 1
-                body = (
-                    provider.body
-                    if provider.body is not None
-                    else json.dumps({"keys": provider.keys}).encode()
-                )
-                self.send_response(provider.status)
-                if provider.location is not None:
-                    self.send_header("Location", provider.location)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        return Handler
-
-
 @pytest.fixture
-def provider() -> Iterator[Provider]:
-    made = Provider(keys=[jwk(RSA, "rsa-1")])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), made.handler())
-    made.url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+def provider() -> Iterator[JwksProvider]:
+    with jwks_provider([jwk(RSA, "rsa-1")]) as made:
         yield made
-    finally:
-        if made.hold is not None:
-            made.hold.set()
-        server.shutdown()
-        server.server_close()
 
 
-async def test_a_new_key_is_fetched_for_its_kid(provider: Provider, clocks: Clocks) -> None:
+async def test_a_new_key_is_fetched_for_its_kid(provider: JwksProvider, clocks: Clocks) -> None:
     verifier = verifier_for(provider.url, clocks)
     await verifier.verify(token())
     assert provider.requests == 1
@@ -316,7 +252,7 @@ async def test_a_new_key_is_fetched_for_its_kid(provider: Provider, clocks: Cloc
 
 
 async def test_a_withdrawn_key_stops_verifying_at_the_next_refresh(
-    provider: Provider, clocks: Clocks
+    provider: JwksProvider, clocks: Clocks
 ) -> None:
     """``PyJWKClient(cache_keys=True)`` kept every key it had seen until the server restarted."""
     verifier = verifier_for(provider.url, clocks)
@@ -335,7 +271,7 @@ async def test_a_withdrawn_key_stops_verifying_at_the_next_refresh(
     assert provider.requests == 2
 
 
-async def test_unknown_kids_fetch_at_most_once_per_cooldown(provider: Provider, clocks: Clocks) -> None:
+async def test_unknown_kids_fetch_at_most_once_per_cooldown(provider: JwksProvider, clocks: Clocks) -> None:
     verifier = verifier_for(provider.url, clocks)
     await verifier.verify(token())
     for n in range(20):
@@ -349,7 +285,7 @@ async def test_unknown_kids_fetch_at_most_once_per_cooldown(provider: Provider, 
 
 
 async def test_a_kid_found_missing_is_not_fetched_for_again_until_the_refresh(
-    provider: Provider, clocks: Clocks
+    provider: JwksProvider, clocks: Clocks
 ) -> None:
     verifier = verifier_for(provider.url, clocks)
     await verifier.verify(token())
@@ -368,7 +304,7 @@ async def test_a_kid_found_missing_is_not_fetched_for_again_until_the_refresh(
     assert provider.requests == 3
 
 
-async def test_a_failing_provider_is_asked_once_per_cooldown(provider: Provider, clocks: Clocks) -> None:
+async def test_a_failing_provider_is_asked_once_per_cooldown(provider: JwksProvider, clocks: Clocks) -> None:
     provider.status = 500
     verifier = verifier_for(provider.url, clocks)
     for _ in range(10):
@@ -380,7 +316,9 @@ async def test_a_failing_provider_is_asked_once_per_cooldown(provider: Provider,
     assert provider.requests == 2
 
 
-async def test_a_failing_refresh_keeps_the_last_set_for_a_while(provider: Provider, clocks: Clocks) -> None:
+async def test_a_failing_refresh_keeps_the_last_set_for_a_while(
+    provider: JwksProvider, clocks: Clocks
+) -> None:
     verifier = verifier_for(provider.url, clocks)
     await verifier.verify(token())
     provider.status = 503
@@ -392,7 +330,7 @@ async def test_a_failing_refresh_keeps_the_last_set_for_a_while(provider: Provid
 
 
 @pytest.mark.parametrize("kind", ["redirect", "oversized", "not-a-set", "garbage"])
-async def test_key_sets_that_are_not_taken(provider: Provider, clocks: Clocks, kind: str) -> None:
+async def test_key_sets_that_are_not_taken(provider: JwksProvider, clocks: Clocks, kind: str) -> None:
     if kind == "redirect":
         provider.status, provider.location = 302, provider.url
     elif kind == "oversized":
@@ -407,7 +345,7 @@ async def test_key_sets_that_are_not_taken(provider: Provider, clocks: Clocks, k
 
 
 async def test_a_hanging_provider_holds_neither_threads_nor_known_keys(
-    provider: Provider, clocks: Clocks
+    provider: JwksProvider, clocks: Clocks
 ) -> None:
     """While a fetch hangs, tokens with unknown kids wait for that one fetch (no second one),
     a token with a known kid verifies at once, and the fetch holds no thread of the default
@@ -430,6 +368,27 @@ async def test_a_hanging_provider_holds_neither_threads_nor_known_keys(
         assert (await verifier.verify(token(now=clocks.time)))[0].subject == "alice"
         assert anyio.to_thread.current_default_thread_limiter().borrowed_tokens == 0
         assert provider.requests == 2 and provider.waiting == 1
+        clocks.advance(COOLDOWN_S)  # the fetch outlasts the cooldown: it runs from its end
         provider.hold.set()
     assert outcomes == ["token is signed by an unknown key"] * 20
+    assert provider.requests == 2
+
+
+async def test_a_known_key_is_not_held_up_by_a_hanging_refresh(
+    provider: JwksProvider, clocks: Clocks
+) -> None:
+    """The set is due for a refresh and the provider hangs: the request that fetches waits for
+    it, the others go on with the set in hand."""
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    clocks.advance(REFRESH_S)
+    provider.hold = threading.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(verifier.verify, token(now=clocks.time))  # fetches, and waits
+        with anyio.fail_after(30):
+            while provider.waiting == 0:
+                await anyio.sleep(0.01)
+        assert (await verifier.verify(token(now=clocks.time)))[0].subject == "alice"
+        assert provider.waiting == 1
+        provider.hold.set()
     assert provider.requests == 2

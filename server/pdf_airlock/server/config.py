@@ -127,7 +127,7 @@ SERVE_LIMITS: Final[dict[str, Limit]] = {
     "auth_jwks_refresh_s": Limit(
         "auth-jwks-refresh",
         300,
-        10,
+        1,
         86_400,
         "seconds a JWKS fetched from a URL is used before it is fetched again (a withdrawn key "
         "stops verifying then)",

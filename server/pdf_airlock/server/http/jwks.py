@@ -4,9 +4,10 @@ A URL (``RemoteKeys``) is fetched as a whole key set and the set replaces the la
 the identity provider withdraws stops verifying at the next fetch:
 
 - **Refresh.** A set older than ``--auth-jwks-refresh`` is fetched again before it is used
-  (tokens remembered by ``JwtVerifier`` are checked against the current set as well). If that
-  fetch fails, the set fetched last keeps serving for at most ``MAX_STALE_REFRESHES`` refresh
-  periods after it was fetched; then no key verifies until a fetch succeeds.
+  (tokens remembered by ``JwtVerifier`` are checked against the current set as well); while
+  that fetch is under way, other requests go on with the set in hand. If the fetch fails, the
+  set fetched last keeps serving for at most ``MAX_STALE_REFRESHES`` refresh periods after it
+  was fetched; then no key verifies until a fetch succeeds.
 - **A token naming an unknown ``kid``** fetches the set again (a key the provider has just
   added), at most once per ``--auth-jwks-cooldown``, which follows a failed fetch as it follows
   a good one: tokens with made-up ``kid`` values cannot make the server hammer its provider, nor
@@ -119,11 +120,12 @@ class RemoteKeys:
         self.refresh_s = refresh_s
         self.cooldown_s = cooldown_s
         self.fetches = 0  # attempts, good or not
+        self._last_fetch_ok = False
         self._clock = clock
         self._fetch = fetch
         self._keys: dict[str | None, jwt.PyJWK] = {}
-        self._fetched_at = -math.inf  # the last good fetch
-        self._tried_at = -math.inf  # the last attempt
+        self._fetched_at = -math.inf  # when the last good fetch ended
+        self._tried_at = -math.inf  # when the last attempt ended
         self._unknown: OrderedDict[str, float] = OrderedDict()  # kid -> when a fetch lacked it
         self._lock: anyio.Lock | None = None  # made in the event loop, on first use
         self._limiter: anyio.CapacityLimiter | None = None
@@ -137,7 +139,7 @@ class RemoteKeys:
     async def get(self, kid: str | None) -> jwt.PyJWK:
         if kid is None:
             raise KeyUnavailable("token names no key (kid)")
-        if self._clock() - self._fetched_at >= self.refresh_s:
+        if self._clock() - self._fetched_at >= self.refresh_s and not self._fetching():
             await self._refresh()  # stale: fetched again first (a withdrawn key goes here)
         key = self._usable().get(kid)
         if key is not None:
@@ -155,6 +157,11 @@ class RemoteKeys:
                 self._remember_unknown(kid)
             raise KeyUnavailable("token is signed by an unknown key")
         return key
+
+    def _fetching(self) -> bool:
+        """A fetch is under way: until it ends, the set in hand serves the keys it holds (a
+        known key is not held up by a slow provider; a token needing the new set waits)."""
+        return self._lock is not None and self._lock.locked()
 
     def _usable(self) -> dict[str | None, jwt.PyJWK]:
         """The set, unless its refreshes have failed for too long."""
@@ -174,21 +181,24 @@ class RemoteKeys:
         if self._lock is None:
             self._lock = anyio.Lock()
             self._limiter = anyio.CapacityLimiter(1)
-        tried_before = self._tried_at
+        seen = self.fetches
         async with self._lock:
-            if self._tried_at != tried_before:  # another request fetched while this one waited
-                return self._fetched_at == self._tried_at
+            if self.fetches != seen:  # a fetch ended while this request waited: it stands
+                return self._last_fetch_ok
             if self._clock() - self._tried_at < self.cooldown_s:
                 return False
-            self._tried_at = self._clock()
             self.fetches += 1
             try:
                 keys = await anyio.to_thread.run_sync(self._fetch, self.url, limiter=self._limiter)
             except (OSError, ValueError, http.client.HTTPException) as exc:
                 log.warning("jwks_fetch_failed", url=self.url, reason=type(exc).__name__)
+                self._last_fetch_ok = False
                 return False
+            finally:
+                self._tried_at = self._clock()  # the cooldown runs from the end of the attempt
             self._keys = keys
             self._fetched_at = self._tried_at
+            self._last_fetch_ok = True
             for kid in [kid for kid in self._unknown if kid in keys]:
                 del self._unknown[kid]
             log.info("jwks_fetched", url=self.url, keys=len(keys))
