@@ -567,19 +567,31 @@ async def test_jwks_url_and_allow_without_elicitation(url_server: RunningServer,
 
 
 async def test_concurrency_limit_is_overloaded(url_server: RunningServer, keys: Keys) -> None:
+    """The first call holds the principal's one slot while it waits for the human (the question
+    is the event that says so); the second call meanwhile is ``overloaded``."""
+    holding, checked = anyio.Event(), anyio.Event()
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        holding.set()
+        await checked.wait()
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    token = keys.token("carol")  # no earlier approval of risky.pdf for this principal
     async with (
-        connect(url_server.url, keys.token()) as first,
-        connect(url_server.url, keys.token()) as second,
+        connect(url_server.url, token, elicit=elicit) as first,
+        connect(url_server.url, token) as second,
     ):
         results: list[types.CallToolResult] = []
 
-        async def slow() -> None:
-            results.append(await first.call_tool("pdf_read", {"path": "slow.pdf", "engine": "layout"}))
+        async def risky() -> None:
+            results.append(await first.call_tool("pdf_read", {"path": "risky.pdf"}))
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(slow)
-            await anyio.sleep(0.3)
+            tg.start_soon(risky)
+            with anyio.fail_after(60):
+                await holding.wait()
             busy = await second.call_tool("pdf_info", {"path": "report.pdf"})
+            checked.set()
         assert error_code(busy) == "overloaded"
         assert busy.structured_content is not None
         assert busy.structured_content["error"]["details"]["limit"] == "concurrency"
