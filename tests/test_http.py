@@ -507,6 +507,36 @@ def test_bad_policy_and_jwks_are_refused(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot load the JWKS file" in done.stderr
 
 
+def test_an_http_jwks_url_off_loopback_is_refused() -> None:
+    """A key set fetched in the clear could be swapped on the way."""
+    done = _serve("--auth-jwks", "http://login.example.com/jwks.json", "--auth-issuer", ISSUER)
+    assert done.returncode == 2
+    assert "--auth-jwks: an http:// URL is refused unless it names a loopback address" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [
+        (("--max-head-kb", "0"), "--max-head-kb must be from 1 to 1024"),
+        (("--head-timeout", "0"), "--head-timeout must be from 0.1 to 300"),
+        (("--keepalive-timeout", "4000"), "--keepalive-timeout must be from 0.1 to 3600"),
+        (("--max-connections", "0"), "--max-connections must be from 1 to 1e+06"),
+        (("--fd-reserve", "8"), "--fd-reserve must be from 16 to 65536"),
+        (("--max-body-mb", "0"), "--max-body-mb must be from 0.01 to 4096"),
+        (("--sessions-per-principal", "0"), "--sessions-per-principal must be from 1 to 100000"),
+        (("--bodies-per-principal", "0"), "--bodies-per-principal must be from 1 to 1000"),
+        (("--auth-jwks-refresh", "0.5"), "--auth-jwks-refresh must be from 1 to 86400"),
+        (("--auth-jwks-cooldown", "0"), "--auth-jwks-cooldown must be from 1 to 3600"),
+        (("--cache-scope", "everyone"), "argument --cache-scope: invalid choice: 'everyone'"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, tuple) else None,
+)
+def test_http_limits_out_of_range_are_usage_errors(flags: tuple[str, ...], problem: str) -> None:
+    done = _serve(*flags)
+    assert done.returncode == 2
+    assert problem in done.stderr
+
+
 # -- a JWKS URL, approvals allowed without elicitation, a concurrency limit ------------------
 
 
