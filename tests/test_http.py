@@ -523,6 +523,7 @@ def test_an_http_jwks_url_off_loopback_is_refused() -> None:
         (("--max-connections", "0"), "--max-connections must be from 1 to 1e+06"),
         (("--fd-reserve", "8"), "--fd-reserve must be from 16 to 65536"),
         (("--max-body-mb", "0"), "--max-body-mb must be from 0.01 to 4096"),
+        (("--body-timeout", "0"), "--body-timeout must be from 1 to 3600"),
         (("--sessions-per-principal", "0"), "--sessions-per-principal must be from 1 to 100000"),
         (("--bodies-per-principal", "0"), "--bodies-per-principal must be from 1 to 1000"),
         (("--auth-jwks-refresh", "0.5"), "--auth-jwks-refresh must be from 1 to 86400"),

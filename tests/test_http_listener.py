@@ -3,8 +3,8 @@ stranger without a token would: over real sockets against the real server.
 
 - an unfinished 64 MiB header is refused ``431`` at ``--max-head-kb`` and costs the server no
   memory (its resident size is measured before and after);
-- a connection that sends nothing, half a head, a head a byte at a time, or nothing after its
-  answer is closed at its deadline (``408`` when a head was under way);
+- a connection that sends nothing, half a head, a head a byte at a time, half a body, or
+  nothing after its answer is closed at its deadline (``408`` when a request was under way);
 - 1,100 idle and half-sent sockets against a server whose open-file limit is 1,024 leave room
   for an authenticated call and for ``/healthz``;
 - a ``Host`` that is not this server's (DNS rebinding) is ``421`` on every route.
@@ -59,6 +59,8 @@ def server(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run
         "--head-timeout",
         str(SHORT_DEADLINE_S),
         "--keepalive-timeout",
+        str(SHORT_DEADLINE_S),
+        "--body-timeout",
         str(SHORT_DEADLINE_S),
     ) as running:
         yield running
@@ -181,6 +183,18 @@ def test_an_idle_kept_connection_is_closed(server: RunningServer) -> None:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         answer, waited = _closed_after(sock)
     assert answer.startswith(b"HTTP/1.1 200 OK\r\n")  # answered, kept, then closed when idle
+    assert waited >= SHORT_DEADLINE_S * 0.9
+
+
+def test_a_body_not_sent_in_time_is_408_and_closed(server: RunningServer) -> None:
+    with _connect(server) as sock:
+        sock.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n" + b'{"jsonrpc"'
+        )
+        answer, waited = _closed_after(sock)
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert answer.endswith(b"Request body not received in time")
     assert waited >= SHORT_DEADLINE_S * 0.9
 
 

@@ -1,7 +1,8 @@
 """``JwtVerifier`` driven directly, on explicit clocks: expiry, ``nbf``, ``iat``, issuer, audience,
-scopes, algorithms, time claims that are not numbers, the memo of verified tokens; and a JWKS
-URL served by a fake identity provider on a real port of 127.0.0.1: key rotation, a withdrawn
-key, unknown ``kid`` values, a failing provider and a hanging one.
+scopes, algorithms, time claims that are not numbers, the memo of verified tokens; a JWKS URL
+served by a fake identity provider on a real port of 127.0.0.1: key rotation, a withdrawn key,
+unknown ``kid`` values, a failing provider and a hanging one; and ``AuthMiddleware`` in front of
+an ASGI app, called in process (exact statuses, challenges and bodies).
 
 The clocks are the verifier's: ``clock`` (seconds since the epoch, what ``exp`` is compared with)
 and ``monotonic`` (what a JWKS URL's refresh and cooldown are timed with); a test moves them.
@@ -21,13 +22,21 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import httpx2
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from http_server import JwksProvider, jwk, jwks_provider
 
-from pdf_airlock.server.http.auth import CLOCK_SKEW_S, MAX_TOKEN_CHARS, InvalidToken, JwtVerifier
+from pdf_airlock.server.http.auth import (
+    CLOCK_SKEW_S,
+    MAX_TOKEN_CHARS,
+    AuthMiddleware,
+    InvalidToken,
+    JwtVerifier,
+    principal_of,
+)
 from pdf_airlock.server.http.jwks import MAX_JWKS_BYTES, MAX_STALE_REFRESHES
 from pdf_airlock.server.http.options import AuthConfig
 
@@ -392,3 +401,106 @@ async def test_a_known_key_is_not_held_up_by_a_hanging_refresh(
         assert provider.waiting == 1
         provider.hold.set()
     assert provider.requests == 2
+
+
+# -- the middleware, over an in-process ASGI call --------------------------------------------
+
+METADATA = "https://pdf-airlock.test/.well-known/oauth-protected-resource/mcp"
+
+
+async def _behind_auth(scope: Any, receive: Any, send: Any) -> None:
+    """What the middleware lets through: it answers with what it was given."""
+    principal = principal_of(scope)
+    user = scope["user"].access_token
+    body = json.dumps(
+        {
+            "subject": principal.subject if principal else None,
+            "scopes": sorted(principal.scopes) if principal else None,
+            "auth": sorted(scope["auth"].scopes),
+            "client_id": user.client_id,
+            "expires_at": user.expires_at,
+            "token": user.token,
+        }
+    ).encode()
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.fixture
+def refusals() -> list[int]:
+    return []
+
+
+@pytest.fixture
+def through(verifier: JwtVerifier, refusals: list[int]) -> httpx2.AsyncClient:
+    app = AuthMiddleware(_behind_auth, verifier, METADATA, refusals.append)
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://testserver")
+
+
+async def test_no_token_is_401_naming_the_metadata(through: httpx2.AsyncClient, refusals: list[int]) -> None:
+    for headers in ({}, {"Authorization": "Basic dXNlcjpwYXNz"}, {"Authorization": "Bearer   "}):
+        answer = await through.get("/mcp", headers=headers)
+        assert answer.status_code == 401
+        assert answer.headers["www-authenticate"] == f'Bearer resource_metadata="{METADATA}"'
+        assert answer.json() == {"error": "unauthorized", "error_description": "authentication required"}
+    assert refusals == [401, 401, 401]
+
+
+async def test_an_invalid_token_is_401_with_its_reason(
+    through: httpx2.AsyncClient, refusals: list[int]
+) -> None:
+    answer = await through.get("/mcp", headers={"Authorization": f"Bearer {token(exp=int(NOW) - 600)}"})
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"] == (
+        f'Bearer error="invalid_token", error_description="token expired", resource_metadata="{METADATA}"'
+    )
+    assert answer.json() == {"error": "invalid_token", "error_description": "token expired"}
+    assert answer.headers["content-length"] == str(len(answer.content))
+    assert refusals == [401]
+
+
+async def test_a_token_without_the_base_scope_is_403(
+    through: httpx2.AsyncClient, refusals: list[int]
+) -> None:
+    answer = await through.get("/mcp", headers={"Authorization": f"Bearer {token(scope='profile')}"})
+    assert answer.status_code == 403
+    assert answer.headers["www-authenticate"] == (
+        'Bearer error="insufficient_scope", error_description="scope required", scope="pdf:read", '
+        f'resource_metadata="{METADATA}"'
+    )
+    assert answer.json() == {"error": "insufficient_scope", "error_description": "scope pdf:read required"}
+    assert refusals == [403]
+
+
+async def test_a_valid_token_reaches_the_app_with_its_principal(
+    through: httpx2.AsyncClient, refusals: list[int]
+) -> None:
+    value = token(scope="pdf:read pdf:attachments", azp="agent-7")
+    for scheme in ("Bearer", "bearer"):
+        answer = await through.get("/mcp", headers={"Authorization": f"{scheme} {value}"})
+        assert answer.status_code == 200
+        assert answer.json() == {
+            "subject": "alice",
+            "scopes": ["pdf:attachments", "pdf:read"],
+            "auth": ["pdf:attachments", "pdf:read"],
+            "client_id": "agent-7",
+            "expires_at": int(NOW) + 600,
+            "token": value,
+        }
+    plain = await through.get("/mcp", headers={"Authorization": f"Bearer {token(client_id='cli')}"})
+    assert plain.json()["client_id"] == "cli"
+    bare = await through.get("/mcp", headers={"Authorization": f"Bearer {token()}"})
+    assert bare.json()["client_id"] == "alice"  # no client id claim: the subject
+    assert refusals == []
+
+
+async def test_a_non_http_scope_passes_untouched(verifier: JwtVerifier) -> None:
+    seen: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(scope["type"])
+
+    await AuthMiddleware(app, verifier, METADATA)({"type": "lifespan"}, None, None)  # type: ignore[arg-type]
+    assert seen == ["lifespan"]

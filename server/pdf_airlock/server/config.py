@@ -105,6 +105,14 @@ SERVE_LIMITS: Final[dict[str, Limit]] = {
         "file descriptors kept free of connections for the pool, documents and the JWKS fetch "
         "(--max-connections is lowered to fit the open-file limit)",
     ),
+    "http_body_timeout_s": Limit(
+        "body-timeout",
+        60.0,
+        1,
+        3600,
+        "seconds a request's body has to arrive whole, from the end of its head; then 408 and closed",
+        integer=False,
+    ),
     "http_max_body_mb": Limit(
         "max-body-mb",
         16,
@@ -187,6 +195,7 @@ class Settings:
     http_keepalive_timeout_s: float = SERVE_LIMITS["http_keepalive_timeout_s"].default
     http_max_connections: int = int(SERVE_LIMITS["http_max_connections"].default)
     http_fd_reserve: int = int(SERVE_LIMITS["http_fd_reserve"].default)
+    http_body_timeout_s: float = SERVE_LIMITS["http_body_timeout_s"].default
     http_max_body_mb: float = SERVE_LIMITS["http_max_body_mb"].default
     http_sessions_per_principal: int = int(SERVE_LIMITS["http_sessions_per_principal"].default)
     http_bodies_per_principal: int = int(SERVE_LIMITS["http_bodies_per_principal"].default)

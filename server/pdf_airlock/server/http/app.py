@@ -119,7 +119,12 @@ def build_asgi(
         metadata, metadata_url = _metadata_routes(options)
         routes.extend(metadata)
     endpoint: ASGIApp = BodyGuard(
-        StreamableHTTPASGIApp(manager), options.max_body_bytes, metadata_url, metrics.refused, admission
+        StreamableHTTPASGIApp(manager),
+        options.max_body_bytes,
+        metadata_url,
+        metrics.refused,
+        admission=admission,
+        body_timeout_s=settings.http_body_timeout_s,
     )
     if options.auth is not None:
         assert metadata_url is not None

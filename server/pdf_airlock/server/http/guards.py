@@ -11,8 +11,9 @@
   open a session is refused ``429`` when its principal's sessions or rate are spent, and a body
   over 64 KiB needs one of the principal's body slots (``429`` otherwise), both before the body
   is read. The body is then read up to ``max_bytes`` (``413`` past it, or at once when
-  ``Content-Length`` says so), then, for a ``tools/call`` of a tool that needs more than the base
-  scope (``TOOL_SCOPES``), the principal's scopes are checked: ``403`` with
+  ``Content-Length`` says so) within ``--body-timeout`` of its head (``408`` and the connection
+  closed), then, for a ``tools/call`` of a tool that needs more than the base scope
+  (``TOOL_SCOPES``), the principal's scopes are checked: ``403`` with
   ``error="insufficient_scope"`` naming the scope, as the MCP authorization spec's step-up asks.
   The body is then replayed to the SDK unchanged.
 """
@@ -20,9 +21,11 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import anyio
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -54,6 +57,7 @@ TOOL_SCOPES: Final[Mapping[str, str]] = {"pdf_attachments": ATTACHMENTS_SCOPE}
 Refused = Callable[[int], None]
 _UNICODE_ESCAPE: Final = b"\\u"
 _BODIES_BUSY: Final = "the large request bodies this principal may send at once are in flight"
+_BODY_LATE: Final = "Request body not received in time"
 
 
 def host_name(value: bytes) -> str:
@@ -128,6 +132,36 @@ def _tools_called(body: bytes) -> list[str]:
     return names
 
 
+class _Gathered:
+    """A body as it comes. One of known length goes into one buffer of that size, not thousands
+    of small pieces the allocator keeps after they are joined: a large inline call then costs
+    about twice its size at its peak, not three times."""
+
+    def __init__(self, length: int | None) -> None:
+        self.size = 0
+        self._buffer = bytearray(length) if length is not None and length > SMALL_BODY_BYTES else None
+        self._chunks: list[bytes] = []
+
+    def add(self, chunk: bytes) -> None:
+        if self._buffer is not None and self.size + len(chunk) <= len(self._buffer):
+            self._buffer[self.size : self.size + len(chunk)] = chunk
+        elif chunk:
+            if self._buffer is not None:  # more than its Content-Length said: keep what came
+                self._chunks.append(bytes(self._buffer[: self.size]))
+                self._buffer = None
+            self._chunks.append(chunk)
+        self.size += len(chunk)
+
+    def take(self) -> bytes:
+        """The body (one copy at most; none for a body that came in one piece)."""
+        if self._buffer is not None:
+            body = bytes(memoryview(self._buffer)[: self.size])
+            self._buffer = None
+            return body
+        chunks, self._chunks = self._chunks, []
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 class BodyGuard:
     """What the principal may hold (``429``), the body cap (``413``), per-tool scopes (``403``),
     before the SDK."""
@@ -138,13 +172,16 @@ class BodyGuard:
         max_bytes: int,
         metadata_url: str | None,
         on_refusal: Refused | None = None,
+        *,
         admission: Admission | None = None,
+        body_timeout_s: float = math.inf,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.metadata_url = metadata_url  # None: no auth, no per-tool scopes
         self.on_refusal = on_refusal
         self.admission = admission
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -176,41 +213,30 @@ class BodyGuard:
         self, scope: Scope, receive: Receive, send: Send, slot: BodySlot | None, length: int | None
     ) -> None:
         """Read the body (a slot taken once it passes 64 KiB), check scopes, hand it on."""
-        # A body of known length goes into one buffer of that size: not thousands of small pieces
-        # the allocator keeps after they are joined (a large inline call then costs about twice
-        # its size at its peak, not three times).
-        buffer = bytearray(length) if length is not None and length > SMALL_BODY_BYTES else None
-        chunks: list[bytes] = []
-        size = 0
+        gathered = _Gathered(length)
         trailing: Message | None = None
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                trailing = message
-                break
-            chunk = message.get("body", b"")
-            if size + len(chunk) > self.max_bytes:
-                await self._too_large(scope, receive, send)
-                return
-            if slot is not None and size + len(chunk) > SMALL_BODY_BYTES and not slot.take():
-                await self._429(send, _BODIES_BUSY, BODIES_RETRY_S)
-                return
-            if buffer is not None and size + len(chunk) <= len(buffer):
-                buffer[size : size + len(chunk)] = chunk
-            elif chunk:
-                if buffer is not None:  # more than its Content-Length said: keep what came
-                    chunks.append(bytes(buffer[:size]))
-                    buffer = None
-                chunks.append(chunk)
-            size += len(chunk)
-            if not message.get("more_body", False):
-                break
-        if buffer is not None:
-            body = bytes(memoryview(buffer)[:size])
-            del buffer
-        else:  # one copy at most (none for a body that came in one piece)
-            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        chunks.clear()
+        with anyio.move_on_after(self.body_timeout_s) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    trailing = message
+                    break
+                chunk = message.get("body", b"")
+                if gathered.size + len(chunk) > self.max_bytes:
+                    await self._too_large(scope, receive, send)
+                    return
+                if slot is not None and gathered.size + len(chunk) > SMALL_BODY_BYTES and not slot.take():
+                    await self._429(send, _BODIES_BUSY, BODIES_RETRY_S)
+                    return
+                gathered.add(chunk)
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:  # a body sent too slowly holds a connection and its memory
+            if self.on_refusal is not None:
+                self.on_refusal(408)
+            await PlainTextResponse(_BODY_LATE, 408, {"connection": "close"})(scope, receive, send)
+            return
+        body = gathered.take()
         if self.metadata_url is not None and not await self._scopes_allow(scope, body, send):
             return
         replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
