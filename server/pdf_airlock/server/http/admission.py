@@ -1,159 +1,99 @@
-"""What one principal may hold before any of its calls runs: MCP sessions, and request bodies.
+"""One ``tools/call`` on the HTTP transport: the principal, its policy, its limits, approvals.
 
-The per-principal limits of a call (``http/policy.py``: concurrency, rate) are checked once its
-body has been read and parsed; what comes before that is bounded here, in front of the SDK
-(``BodyGuard`` asks):
+The principal is the one ``AuthMiddleware`` put on the HTTP request (``anonymous`` on a loopback
+server without auth). Its rule (``pdf_airlock.server.app.policy``) decides the roots its paths
+resolve under and its concurrency and rate; a call past them is refused with ``overloaded``
+before any work, and that refusal is audited like every call, principal included.
 
-- **Sessions.** A principal may hold ``--sessions-per-principal`` MCP sessions open at once,
-  and opening one (``initialize``, or any session-opening POST of the handshake era) spends a
-  token of its rate, as a call does. Past either, ``429`` with ``Retry-After``, before the body
-  is read. The SDK's own cap (all sessions together) still holds, and the session manager
-  (``http/transport.py``) counts each principal's sessions as it admits and discards them, so
-  the cap also holds against opening requests that race each other. Without authentication
-  there is one principal, and only the SDK's cap applies.
-- **Bodies.** A request body over ``SMALL_BODY_BYTES`` needs a slot of its principal before
-  more of it is read: as many slots as the principal's policy ``concurrency``, or
-  ``--bodies-per-principal`` without one. A slot is held until the request has been answered
-  (a call's arguments, inline documents included, live that long). Past it, ``429`` with
-  ``Retry-After``. Small bodies (answers to the server's questions, notifications, calls by
-  path) never wait for a slot, so a call waiting for its human cannot shut out the answer.
+Both routes of a call end in ``Admission.run``: the SDK's (``Admission`` is the ``CallFn`` of
+``sdk_server.build_server``) and the direct one (``pdf_airlock.server.http.direct``).
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections import Counter
-from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.types import Scope, Send
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from starlette.requests import Request
 
-from pdf_airlock.server.config import KIB
+from pdf_airlock.server.app.approvals import Approvals
+from pdf_airlock.server.app.audit import begin as begin_audit
+from pdf_airlock.server.app.calls import App, error_result
+from pdf_airlock.server.app.policy import Limiter, Policy
+from pdf_airlock.server.app.principal import Principal
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.http.auth import principal_of
-from pdf_airlock.server.http.policy import Limiter, Policy, Rule
-from pdf_airlock.server.http.principal import Principal
+from pdf_airlock.server.pool.child_output import ProgressFn
 
-__all__ = ["ANONYMOUS", "SMALL_BODY_BYTES", "Admission", "BodySlot", "PrincipalSessions", "send_429"]
+__all__ = ["ANONYMOUS", "Admission", "principal_label"]
 
 ANONYMOUS: Final = "anonymous"  # the principal of a loopback server without auth
-SMALL_BODY_BYTES: Final = 64 * KIB  # a body up to this size needs no slot
-SESSIONS_RETRY_S: Final = 60.0  # Retry-After when a principal's sessions are all open
-BODIES_RETRY_S: Final = 1.0  # Retry-After when a principal's body slots are taken
-_SERVER_ERROR: Final = -32000  # JSON-RPC: an implementation-defined server error
-_SESSION_HEADER: Final = MCP_SESSION_ID_HEADER.lower().encode()
-_VERSION_HEADER: Final = b"mcp-protocol-version"
+MCP_SESSION_ID: Final = "mcp-session-id"
 
 
-def label(principal: Principal | None) -> str:
-    """The name limits and the audit give a principal."""
+def principal_label(principal: Principal | None) -> str:
+    """The name limits, the cache and the audit give a principal."""
     return principal.subject if principal is not None else ANONYMOUS
 
 
-class PrincipalSessions:
-    """Open MCP sessions by principal."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self._open: Counter[str] = Counter()
-
-    def full(self, key: str) -> bool:
-        return self._open[key] >= self.cap
-
-    def opened(self, key: str) -> None:
-        self._open[key] += 1
-
-    def closed(self, key: str) -> None:
-        self._open[key] -= 1
-        if self._open[key] <= 0:
-            del self._open[key]
-
-    def count(self, key: str) -> int:
-        return self._open[key]
-
-
-@dataclass(slots=True)
-class BodySlot:
-    """One request's claim on its principal's body slots: taken on demand, given back once."""
-
-    limiter: Limiter
-    key: str
-    rule: Rule
-    limit: int
-    taken: bool = False
-
-    def take(self) -> bool:
-        """True if this request holds a slot (now or already)."""
-        if not self.taken:
-            self.taken = self.limiter.take_body(self.key, self.rule, self.limit)
-        return self.taken
-
-    def release(self) -> None:
-        if self.taken:
-            self.taken = False
-            self.limiter.release_body(self.key)
-
-
-def opens_a_session(scope: Scope) -> bool:
-    """A POST the SDK would answer by opening a session: no session id, and a handshake-era
-    protocol version or none (the SDK's own routing, ``StreamableHTTPSessionManager``)."""
-    session = version = None
-    for name, value in scope["headers"]:
-        if name == _SESSION_HEADER:
-            session = value
-        elif name == _VERSION_HEADER:
-            version = value.decode("latin-1")
-    return session is None and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
-
-
-async def send_429(send: Send, message: str, retry_after_s: float) -> None:
-    """``429`` with ``Retry-After`` and a JSON-RPC error body (no id: the body was not read)."""
-    payload = json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": _SERVER_ERROR, "message": message}}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                (b"retry-after", str(max(1, math.ceil(retry_after_s))).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
-
-
 class Admission:
-    """The sessions and bodies of each principal, under the policy's rules."""
+    """The ``CallFn`` the HTTP transport gives ``sdk_server.build_server``."""
 
-    def __init__(
-        self, policy: Policy, limiter: Limiter, *, bodies_per_principal: int, sessions_per_principal: int
-    ) -> None:
+    def __init__(self, app: App, policy: Policy, limiter: Limiter, *, authenticated: bool) -> None:
+        self.app = app
         self.policy = policy
-        self.limiter = limiter
-        self.bodies_per_principal = bodies_per_principal
-        self.sessions = PrincipalSessions(sessions_per_principal)
+        self.authenticated = authenticated  # with auth on, a call without a principal never runs
+        self.limiter = limiter  # shared with ``quotas.Quotas`` (sessions spend the same rate)
+        self.approvals = Approvals(app, policy.approval)
 
-    def session_refusal(self, scope: Scope) -> tuple[str, float] | None:
-        """Why ``scope``'s principal may not open a session now (and when to retry), or None;
-        None also spends one token of its rate."""
-        principal = principal_of(scope)
-        key = label(principal)
-        if principal is not None and self.sessions.full(key):
-            return f"{self.sessions.cap} sessions of this principal are open", SESSIONS_RETRY_S
-        try:
-            self.limiter.take_rate(key, self.policy.rule_for(principal))
-        except ToolError as error:
-            return error.message, float(error.details.get("retry_after_s", 1.0))
-        return None
+    async def __call__(
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        progress: ProgressFn | None,
+    ) -> types.CallToolResult:
+        request = ctx.request if isinstance(ctx.request, Request) else None
+        return await self.run(
+            request, ctx.request_id, name, arguments, session=ctx.session, progress=progress
+        )
 
-    def body_slot(self, scope: Scope) -> BodySlot:
-        principal = principal_of(scope)
+    async def run(
+        self,
+        request: Request | None,
+        request_id: types.RequestId | None,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        session: ServerSession | None,
+        progress: ProgressFn | None,
+    ) -> types.CallToolResult:
+        """One call of ``request``'s principal; ``session`` asks the human when a call needs it
+        (None: the client cannot be asked, and the policy's fallback decides)."""
+        principal = principal_of(request.scope) if request is not None else None
+        label = principal_label(principal)
+        session_id = request.headers.get(MCP_SESSION_ID, "") if request is not None else ""
         rule = self.policy.rule_for(principal)
-        limit = rule.concurrency if rule.concurrency is not None else self.bodies_per_principal
-        return BodySlot(self.limiter, label(principal), rule, limit)
+        try:
+            if self.authenticated and principal is None:
+                raise ToolError("path_denied", "no authenticated principal for this call")
+            self.limiter.acquire(label, rule)
+        except ToolError as error:
+            record = begin_audit(request_id, name)
+            record.event.update(principal=label, outcome=error.code, duration_ms=0.0)
+            record.answer()
+            return error_result(error)
+        try:
+            return await self.app.call_tool(
+                name,
+                arguments,
+                request_id,
+                progress,
+                principal=label,
+                paths=self.policy.paths_for(rule),
+                gate=self.approvals.gate(session, request_id, label, session_id),
+            )
+        finally:
+            self.limiter.release(label)

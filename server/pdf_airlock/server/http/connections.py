@@ -40,7 +40,7 @@ from pdf_airlock.server.http.wire import CoalescingHttpProtocol
 
 __all__ = ["Connections", "GuardedHttpProtocol", "ListenerLimits", "connection_budget", "guarded_protocol"]
 
-log = structlog.get_logger("pdf_airlock.http.connections")
+log = structlog.get_logger(__name__)
 
 _HEAD_END: Final = b"\r\n\r\n"
 _TAIL: Final = len(_HEAD_END) - 1  # bytes of a head kept to find an end split across two reads

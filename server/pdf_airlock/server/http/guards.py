@@ -7,7 +7,7 @@
 - ``OriginGuard``: a request carrying an ``Origin`` header must name an allowed origin (the
   DNS-rebinding defence the MCP transport spec asks for: a web page cannot drive a server on
   localhost). Requests without ``Origin`` (every non-browser client) pass. ``403`` otherwise.
-- ``BodyGuard``: first what the principal may hold (``http/admission.py``): a POST that would
+- ``BodyGuard``: first what the principal may hold (``http/quotas.py``): a POST that would
   open a session is refused ``429`` when its principal's sessions or rate are spent, and a body
   over 64 KiB needs one of the principal's body slots (``429`` otherwise), both before the body
   is read. The body is then read up to ``max_bytes`` (``413`` past it, or at once when
@@ -30,15 +30,15 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pdf_airlock.server.http.admission import (
+from pdf_airlock.server.http.auth import challenge, principal_of, send_refusal
+from pdf_airlock.server.http.quotas import (
     BODIES_RETRY_S,
     SMALL_BODY_BYTES,
-    Admission,
     BodySlot,
+    Quotas,
     opens_a_session,
     send_429,
 )
-from pdf_airlock.server.http.auth import challenge, principal_of, send_refusal
 
 __all__ = [
     "ATTACHMENTS_SCOPE",
@@ -173,14 +173,14 @@ class BodyGuard:
         metadata_url: str | None,
         on_refusal: Refused | None = None,
         *,
-        admission: Admission | None = None,
+        quotas: Quotas | None = None,
         body_timeout_s: float = math.inf,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.metadata_url = metadata_url  # None: no auth, no per-tool scopes
         self.on_refusal = on_refusal
-        self.admission = admission
+        self.quotas = quotas
         self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -192,15 +192,15 @@ class BodyGuard:
         if length is not None and length > self.max_bytes:
             await self._too_large(scope, receive, send)
             return
-        if self.admission is None:
+        if self.quotas is None:
             await self._read(scope, receive, send, None, length)
             return
         if opens_a_session(scope):
-            refusal = self.admission.session_refusal(scope)
+            refusal = self.quotas.session_refusal(scope)
             if refusal is not None:
                 await self._429(send, *refusal)
                 return
-        slot = self.admission.body_slot(scope)
+        slot = self.quotas.body_slot(scope)
         try:
             if length is not None and length > SMALL_BODY_BYTES and not slot.take():
                 await self._429(send, _BODIES_BUSY, BODIES_RETRY_S)

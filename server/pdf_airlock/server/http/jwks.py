@@ -39,7 +39,7 @@ import structlog
 
 __all__ = ["FETCH_TIMEOUT_S", "FileKeys", "KeyUnavailable", "RemoteKeys", "fetch_jwks", "load_keys"]
 
-log = structlog.get_logger("pdf_airlock.http.jwks")
+log = structlog.get_logger(__name__)
 
 FETCH_TIMEOUT_S: Final = 10.0
 MAX_JWKS_BYTES: Final = 1 << 20  # a key set is a few KiB
