@@ -99,6 +99,7 @@ class JwksProvider:
     requests: int = 0
     waiting: int = 0
     url: str = ""
+    headers: list[dict[str, str]] = field(default_factory=list)  # each request's, names in lower case
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
@@ -109,6 +110,7 @@ class JwksProvider:
                 with provider._lock:
                     provider.requests += 1
                     provider.waiting += 1
+                    provider.headers.append({name.lower(): value for name, value in self.headers.items()})
                 try:
                     if provider.hold is not None:
                         provider.hold.wait(60)

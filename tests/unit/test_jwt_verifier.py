@@ -25,10 +25,14 @@ import anyio.to_thread
 import httpx2
 import jwt
 import pytest
+import structlog
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from http_server import JwksProvider, jwk, jwks_provider
+from jwt.algorithms import RSAAlgorithm
 
+import pdf_airlock.server.http.auth
+import pdf_airlock.server.http.jwks
 from pdf_airlock.server.http.auth import (
     CLOCK_SKEW_S,
     MAX_TOKEN_CHARS,
@@ -37,7 +41,14 @@ from pdf_airlock.server.http.auth import (
     JwtVerifier,
     principal_of,
 )
-from pdf_airlock.server.http.jwks import MAX_JWKS_BYTES, MAX_STALE_REFRESHES
+from pdf_airlock.server.http.jwks import (
+    MAX_JWKS_BYTES,
+    MAX_STALE_REFRESHES,
+    FileKeys,
+    RemoteKeys,
+    fetch_jwks,
+    load_keys,
+)
 from pdf_airlock.server.http.options import AuthConfig
 
 pytestmark = pytest.mark.anyio
@@ -75,7 +86,7 @@ _DROP = object()
 @dataclass
 class Clocks:
     time: float = NOW
-    mono: float = 1000.0
+    mono: float = 1_000_000.0  # far from 0: a sum of two times is no longer a small number
 
     def advance(self, seconds: float) -> None:
         self.time += seconds
@@ -170,6 +181,7 @@ async def test_nbf_and_iat_in_the_future(verifier: JwtVerifier, clocks: Clocks) 
         ({"exp": True}, "token is malformed"),
         ({"exp": None}, "token lacks a required claim"),
         ({"nbf": "1"}, "token is malformed"),
+        ({"nbf": None}, "token is malformed"),
         ({"iat": [1]}, "token is malformed"),
     ],
     ids=[
@@ -184,6 +196,7 @@ async def test_nbf_and_iat_in_the_future(verifier: JwtVerifier, clocks: Clocks) 
         "bool-exp",
         "null-exp",
         "string-nbf",
+        "null-nbf",
         "list-iat",
     ],
 )
@@ -412,6 +425,7 @@ async def _behind_auth(scope: Any, receive: Any, send: Any) -> None:
     """What the middleware lets through: it answers with what it was given."""
     principal = principal_of(scope)
     user = scope["user"].access_token
+    request = await receive()  # the request body reaches the app
     body = json.dumps(
         {
             "subject": principal.subject if principal else None,
@@ -420,6 +434,10 @@ async def _behind_auth(scope: Any, receive: Any, send: Any) -> None:
             "client_id": user.client_id,
             "expires_at": user.expires_at,
             "token": user.token,
+            # What the SDK's session manager compares to keep a session to its principal.
+            "token_subject": user.subject,
+            "token_claims": user.claims,
+            "body": request["body"].decode(),
         }
     ).encode()
     await send(
@@ -478,8 +496,8 @@ async def test_a_valid_token_reaches_the_app_with_its_principal(
     through: httpx2.AsyncClient, refusals: list[int]
 ) -> None:
     value = token(scope="pdf:read pdf:attachments", azp="agent-7")
-    for scheme in ("Bearer", "bearer"):
-        answer = await through.get("/mcp", headers={"Authorization": f"{scheme} {value}"})
+    for scheme in ("Bearer ", "bearer ", "Bearer  "):  # RFC 6750: one or more spaces
+        answer = await through.post("/mcp", headers={"Authorization": f"{scheme}{value}"}, content=b"{}")
         assert answer.status_code == 200
         assert answer.json() == {
             "subject": "alice",
@@ -488,6 +506,9 @@ async def test_a_valid_token_reaches_the_app_with_its_principal(
             "client_id": "agent-7",
             "expires_at": int(NOW) + 600,
             "token": value,
+            "token_subject": "alice",
+            "token_claims": {"iss": ISSUER},
+            "body": "{}",
         }
     plain = await through.get("/mcp", headers={"Authorization": f"Bearer {token(client_id='cli')}"})
     assert plain.json()["client_id"] == "cli"
@@ -497,10 +518,212 @@ async def test_a_valid_token_reaches_the_app_with_its_principal(
 
 
 async def test_a_non_http_scope_passes_untouched(verifier: JwtVerifier) -> None:
-    seen: list[str] = []
+    seen: list[tuple[Any, ...]] = []
+    receive, send = object(), object()
 
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        seen.append(scope["type"])
+    async def app(scope: Any, got_receive: Any, got_send: Any) -> None:
+        seen.append((scope["type"], got_receive, got_send))
 
-    await AuthMiddleware(app, verifier, METADATA)({"type": "lifespan"}, None, None)  # type: ignore[arg-type]
-    assert seen == ["lifespan"]
+    await AuthMiddleware(app, verifier, METADATA)({"type": "lifespan"}, receive, send)  # type: ignore[arg-type]
+    assert seen == [("lifespan", receive, send)]
+    assert principal_of({"pdf_airlock.principal": "alice"}) is None  # only a Principal counts
+
+
+async def test_refusals_are_logged_with_their_reason_never_the_token(through: httpx2.AsyncClient) -> None:
+    expired, narrow = token(exp=int(NOW) - 600), token(scope="profile")
+    with structlog.testing.capture_logs() as logs:
+        await through.get("/mcp", headers={"Authorization": f"Bearer {expired}"})
+        await through.get("/mcp", headers={"Authorization": f"Bearer {narrow}"})
+    assert logs == [
+        {"event": "token_refused", "reason": "token expired", "log_level": "info"},
+        {"event": "token_refused", "reason": "insufficient_scope", "subject": "alice", "log_level": "info"},
+    ]
+    assert expired not in repr(logs) and narrow not in repr(logs)
+
+
+async def test_refusals_are_json(through: httpx2.AsyncClient) -> None:
+    answer = await through.get("/mcp")
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["content-length"] == str(len(answer.content))
+
+
+# -- the memo of verified tokens, limits, edges ----------------------------------------------
+
+
+async def test_a_token_verified_once_is_remembered(verifier: JwtVerifier, clocks: Clocks) -> None:
+    """The second use costs no signature check: the very same principal comes back, up to the
+    last second of its skew."""
+    value = token(exp=int(NOW) + 10)
+    first = await verifier.verify(value)
+    clocks.time = NOW + 10 + CLOCK_SKEW_S - 1
+    again = await verifier.verify(value)
+    assert again[0] is first[0] and again[1] is first[1]
+
+
+async def test_the_memo_forgets_the_least_recently_used(
+    verifier: JwtVerifier, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pdf_airlock.server.http.auth, "VERIFIED_MEMO", 2)
+    a, b, c = token(), token(), token()
+    first_a = (await verifier.verify(a))[0]
+    first_b = (await verifier.verify(b))[0]
+    assert (await verifier.verify(a))[0] is first_a  # a is now the most recent
+    await verifier.verify(c)  # b goes
+    assert (await verifier.verify(a))[0] is first_a
+    assert (await verifier.verify(b))[0] is not first_b
+
+
+async def test_limits_on_scopes_groups_and_length(verifier: JwtVerifier) -> None:
+    many = [f"s{n}" for n in range(300)]
+    principal, _ = await verifier.verify(token(scope=" ".join(many), groups=many))
+    assert principal.scopes == frozenset(many[:256]) and principal.groups == tuple(many[:256])
+    listed, _ = await verifier.verify(token(scope=_DROP, scp=many))
+    assert listed.scopes == frozenset(many[:256])
+    assert await refused(verifier, "x" * MAX_TOKEN_CHARS) == "token is malformed"  # long, not too long
+
+
+async def test_a_signed_payload_that_is_not_json_is_malformed(verifier: JwtVerifier) -> None:
+    signing_input = token().split(".")[0].encode() + b"." + jwt.utils.base64url_encode(b"not json")
+    signature = RSAAlgorithm(RSAAlgorithm.SHA256).sign(signing_input, RSA)
+    value = (signing_input + b"." + jwt.utils.base64url_encode(signature)).decode()
+    assert await refused(verifier, value) == "token is malformed"
+
+
+async def test_one_key_in_a_file_and_the_kid(tmp_path: Path, clocks: Clocks) -> None:
+    """A lone key verifies a token that names no key, never one that names another key."""
+    path = tmp_path / "jwks.json"
+    path.write_text(json.dumps({"keys": [jwk(RSA, "rsa-1")]}))
+    verifier = verifier_for(str(path), clocks)
+    claims = jwt.decode(token(), options={"verify_signature": False})
+    other = jwt.encode(claims, RSA, algorithm="RS256", headers={"kid": "rsa-9"})
+    assert await refused(verifier, other) == "token is signed by an unknown key"
+
+
+def test_load_keys_tells_a_url_from_a_file(tmp_path: Path) -> None:
+    for url in ("https://idp.example/jwks.json", "http://127.0.0.1:1/jwks.json"):
+        assert isinstance(load_keys(url, REFRESH_S, COOLDOWN_S, lambda: 0.0), RemoteKeys)
+    path = tmp_path / "jwks.json"
+    path.write_text(json.dumps({"keys": [jwk(RSA, "rsa-1")]}))
+    assert isinstance(load_keys(str(path), REFRESH_S, COOLDOWN_S, lambda: 0.0), FileKeys)
+
+
+async def test_a_remembered_token_is_checked_against_the_current_set(
+    provider: JwksProvider, clocks: Clocks
+) -> None:
+    verifier = verifier_for(provider.url, clocks)
+    value = token(exp=int(NOW) + 3600)
+    first = await verifier.verify(value)
+    clocks.advance(REFRESH_S - 1)
+    assert (await verifier.verify(value))[0] is first[0]  # remembered, the set still current
+    assert provider.requests == 1
+    clocks.advance(1)  # the set is due: the memo does not answer for it
+    again = await verifier.verify(value)
+    assert again[0] is not first[0] and provider.requests == 2
+
+
+async def test_a_url_token_must_name_its_key(provider: JwksProvider, clocks: Clocks) -> None:
+    verifier = verifier_for(provider.url, clocks)
+    claims = jwt.decode(token(), options={"verify_signature": False})
+    assert await refused(verifier, jwt.encode(claims, RSA, algorithm="RS256")) == "token names no key (kid)"
+
+
+async def test_fetches_are_logged_and_counted(provider: JwksProvider, clocks: Clocks) -> None:
+    verifier = verifier_for(provider.url, clocks)
+    with structlog.testing.capture_logs() as logs:
+        await verifier.verify(token())
+        provider.status = 500
+        clocks.advance(REFRESH_S)
+        await verifier.verify(token(now=clocks.time))  # the stale set still serves
+    assert logs == [
+        {"event": "jwks_fetched", "url": provider.url, "keys": 1, "log_level": "info"},
+        {"event": "jwks_fetch_failed", "url": provider.url, "reason": "HTTPError", "log_level": "warning"},
+    ]
+    assert isinstance(verifier.keys, RemoteKeys) and verifier.keys.fetches == provider.requests == 2
+    assert provider.headers[-1]["accept"] == "application/json"
+    assert provider.headers[-1]["user-agent"] == "pdf-airlock"
+
+
+async def test_an_unknown_kid_inside_the_cooldown_is_not_remembered(
+    provider: JwksProvider, clocks: Clocks
+) -> None:
+    """Refused without a fetch; not taken for missing, so once the cooldown is over a fetch may
+    still find it."""
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    assert await refused(verifier, token("rsa-new", RSA_2)) == "token is signed by an unknown key"
+    provider.keys.append(jwk(RSA_2, "rsa-new"))
+    clocks.advance(COOLDOWN_S)
+    assert (await verifier.verify(token("rsa-new", RSA_2, now=clocks.time)))[0].subject == "alice"
+
+
+@pytest.mark.parametrize("fetch_fails", [False, True], ids=["fetch-succeeds", "fetch-fails"])
+async def test_a_request_that_waited_for_a_fetch_takes_its_outcome(
+    provider: JwksProvider, clocks: Clocks, fetch_fails: bool
+) -> None:
+    """Two unknown kids at once: one fetches, the other waits for that fetch. After a good
+    fetch both are known missing (no fetch for either until the refresh); after a failed one
+    neither is, and the next fetch may find them."""
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    clocks.advance(COOLDOWN_S)
+    provider.hold = threading.Event()
+    if fetch_fails:
+        provider.status = 500
+    async with anyio.create_task_group() as group:
+        for kid in ("kid-a", "kid-b"):
+            group.start_soon(refused, verifier, token(kid, RSA_2, now=clocks.time))
+        with anyio.fail_after(30):
+            while provider.waiting == 0:
+                await anyio.sleep(0.01)
+        await anyio.sleep(0.05)  # the second request is waiting on the lock
+        provider.hold.set()
+    provider.hold = None
+    provider.status = 200
+    provider.keys += [jwk(RSA_2, "kid-a"), jwk(RSA_2, "kid-b")]
+    clocks.advance(COOLDOWN_S)
+    if fetch_fails:
+        for kid in ("kid-a", "kid-b"):
+            assert (await verifier.verify(token(kid, RSA_2, now=clocks.time)))[0].subject == "alice"
+    else:
+        for kid in ("kid-a", "kid-b"):
+            assert (
+                await refused(verifier, token(kid, RSA_2, now=clocks.time))
+                == "token is signed by an unknown key"
+            )
+        assert provider.requests == 2
+
+
+async def test_unknown_kids_remembered_are_bounded(
+    provider: JwksProvider, clocks: Clocks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pdf_airlock.server.http.jwks, "NEGATIVE_KIDS", 2)
+    verifier = verifier_for(provider.url, clocks)
+    await verifier.verify(token())
+    for kid in ("old", "middle", "new"):
+        clocks.advance(COOLDOWN_S)
+        await refused(verifier, token(kid, RSA_2, now=clocks.time))
+    assert provider.requests == 4
+    provider.keys += [jwk(RSA_2, "old"), jwk(RSA_2, "new")]
+    clocks.advance(COOLDOWN_S)
+    assert (
+        await refused(verifier, token("new", RSA_2, now=clocks.time)) == "token is signed by an unknown key"
+    )
+    assert provider.requests == 4  # still remembered
+    assert (await verifier.verify(token("old", RSA_2, now=clocks.time)))[0].subject == "alice"
+    assert provider.requests == 5  # the oldest was forgotten: fetched for again
+
+
+def test_a_fetch_gives_up_after_its_timeout(provider: JwksProvider) -> None:
+    provider.hold = threading.Event()
+    with pytest.raises(TimeoutError):
+        fetch_jwks(provider.url, timeout_s=0.2)
+    provider.hold.set()
+
+
+def test_a_key_set_of_exactly_the_cap_is_taken(provider: JwksProvider) -> None:
+    document = json.dumps({"keys": [jwk(RSA, "rsa-1")]}).encode()
+    provider.body = document + b" " * (MAX_JWKS_BYTES - len(document))
+    assert list(fetch_jwks(provider.url)) == ["rsa-1"]
+    provider.body += b" "
+    with pytest.raises(ValueError, match=f"the key set is over {MAX_JWKS_BYTES} bytes"):
+        fetch_jwks(provider.url)
