@@ -79,8 +79,11 @@ def connection_budget(max_connections: int, fd_reserve: int) -> int:
     if soft != resource.RLIM_INFINITY and soft < wanted:
         raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         if raised > soft:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
-            soft = raised
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+                soft = raised
+            except (OSError, ValueError):  # a sandbox that refuses it: fit under what there is
+                pass
     if soft == resource.RLIM_INFINITY:
         return max_connections
     fitted = max(1, min(max_connections, soft - fd_reserve))
