@@ -341,7 +341,7 @@ class SessionManager(StreamableHTTPSessionManager):
     With ``event_budget`` set (``--resume-buffer-mb``), each session gets an event store of its
     own under that budget (``pdf_airlock.server.http.events``): its streams are resumable, and
     only by itself. With ``sessions``, each authenticated principal holds at most its cap of
-    sessions (``pdf_airlock.server.http.admission``; past it, the SDK's ``503``: the guard in
+    sessions (``pdf_airlock.server.http.quotas``; past it, the SDK's ``503``: the guard in
     front has already answered ``429`` unless two opening requests raced)."""
 
     event_budget: EventBudget | None = None

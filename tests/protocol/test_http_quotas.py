@@ -1,4 +1,4 @@
-"""What one principal may hold before its calls run (``http/admission.py``), attacked over real
+"""What one principal may hold before its calls run (``http/quotas.py``), attacked over real
 sockets against the real server with real tokens:
 
 - one principal opening session after session gets ``429`` at ``--sessions-per-principal``
