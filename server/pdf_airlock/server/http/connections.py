@@ -146,7 +146,7 @@ class GuardedHttpProtocol(CoalescingHttpProtocol):
         self._awaiting_head = True  # the parser waits for a request line
         self._head_bytes = 0
         self._tail = b""
-        self._counted = False  # in ``self.connections`` (until connection_lost or eviction)
+        self._counted = False  # in ``self.registry`` (until connection_lost or eviction)
         self._timer: asyncio.TimerHandle | None = None
         self._timing_head = False  # ``_timer`` is a head's deadline (not the idle one)
         self._drain_timer: asyncio.TimerHandle | None = None
