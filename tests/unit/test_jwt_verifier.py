@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import threading
+import tracemalloc
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -246,10 +247,19 @@ async def test_a_file_with_one_key_verifies_a_token_without_kid(tmp_path: Path, 
 
 def test_a_bad_jwks_file_is_refused(tmp_path: Path, clocks: Clocks) -> None:
     path = tmp_path / "jwks.json"
-    for text in ("{not json", '{"keys": []}', '{"keys": [{"kty": "nope"}]}', "[]"):
+    for text, why in (
+        ("{not json", "JSONDecodeError"),
+        ('{"keys": []}', "ValueError"),
+        ('{"keys": [{"kty": "nope"}]}', "ValueError"),
+        ("[]", "ValueError"),
+    ):
         path.write_text(text)
-        with pytest.raises(ValueError, match="cannot load the JWKS file"):
+        with pytest.raises(ValueError) as raised:
             verifier_for(str(path), clocks)
+        assert str(raised.value) == f"cannot load the JWKS file {path}: {why}"
+    with pytest.raises(ValueError) as raised:
+        verifier_for(str(tmp_path / "missing.json"), clocks)
+    assert str(raised.value) == f"cannot load the JWKS file {tmp_path / 'missing.json'}: FileNotFoundError"
 
 
 # -- a JWKS URL ------------------------------------------------------------------------------
@@ -681,9 +691,10 @@ async def test_a_request_that_waited_for_a_fetch_takes_its_outcome(
     provider.status = 200
     provider.keys += [jwk(RSA_2, "kid-a"), jwk(RSA_2, "kid-b")]
     clocks.advance(COOLDOWN_S)
-    if fetch_fails:
-        for kid in ("kid-a", "kid-b"):
+    if fetch_fails:  # each fetches now (the set it brings has the other one too)
+        for kid in ("kid-b", "kid-a"):
             assert (await verifier.verify(token(kid, RSA_2, now=clocks.time)))[0].subject == "alice"
+        assert provider.requests == 3
     else:
         for kid in ("kid-a", "kid-b"):
             assert (
@@ -727,3 +738,16 @@ def test_a_key_set_of_exactly_the_cap_is_taken(provider: JwksProvider) -> None:
     provider.body += b" "
     with pytest.raises(ValueError, match=f"the key set is over {MAX_JWKS_BYTES} bytes"):
         fetch_jwks(provider.url)
+
+
+def test_a_huge_key_set_is_not_read_whole(provider: JwksProvider) -> None:
+    """A provider gone wrong (or an impostor on the way) sends 64 MiB: at most the cap is read."""
+    provider.body = b"{" + b" " * (64 << 20) + b"}"
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=f"the key set is over {MAX_JWKS_BYTES} bytes"):
+            fetch_jwks(provider.url)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_JWKS_BYTES
