@@ -390,11 +390,95 @@ def test_without_link_a_new_key_file_is_created_in_place(
 
     monkeypatch.setattr(os, "link", no_links)
     path = tmp_path / "cache.key"
-    secret = prepare_key_file(path, None)
+    with structlog.testing.capture_logs() as logs:
+        secret = prepare_key_file(path, None)
+    assert logs == [{"event": "cache_key_created", "key_file": str(path), "log_level": "info"}]
     assert path.read_bytes() == secret and len(secret) == KEY_BYTES
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]
     assert prepare_key_file(path, None) == secret
+
+
+def _competitor(path: Path, secret: bytes, real_link: Callable[..., None]) -> Callable[..., None]:
+    """``os.link`` as it goes when another process links its key file into place first."""
+
+    def link(source: Any, destination: Any, **kwargs: Any) -> None:
+        if not path.exists():
+            path.write_bytes(secret)
+            path.chmod(0o600)
+        real_link(source, destination, **kwargs)
+
+    return link
+
+
+def test_a_lost_race_reads_the_winners_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interleaving the 96-process race finds by chance: the file is missing when read,
+    and there when this process links its own: the winner's secret is the one, and nothing of
+    this process's is left behind."""
+    path = tmp_path / "cache.key"
+    winner = os.urandom(KEY_BYTES)
+    monkeypatch.setattr(os, "link", _competitor(path, winner, os.link))
+    with structlog.testing.capture_logs() as logs:
+        assert prepare_key_file(path, None) == winner
+    assert logs == []  # this process made nothing
+    assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]
+
+
+def test_without_link_a_lost_race_reads_the_winners_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cache.key"
+    winner = os.urandom(KEY_BYTES)
+
+    def no_links_but_a_winner(*args: Any, **kwargs: Any) -> None:
+        path.write_bytes(winner)
+        path.chmod(0o600)
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(os, "link", no_links_but_a_winner)
+    assert prepare_key_file(path, None) == winner
+    assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["link", "no-link"])
+def test_a_new_key_file_that_cannot_be_placed_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    """link() failing for want of space (or, without link(), the write failing) is a start-up
+    error naming the file; no temporary and no empty key file are left."""
+    path = tmp_path / "cache.key"
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        if links:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", failing)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    with pytest.raises(CacheKeyError) as caught:
+        if links:
+            prepare_key_file(path, None)
+        else:  # the temporary is written; the in-place file's write fails
+            real_open = os.open
+
+            def open_then_limit(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+                descriptor = real_open(file, flags, *args, **kwargs)
+                if Path(file) == path:
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+                return descriptor
+
+            monkeypatch.setattr(os, "open", open_then_limit)
+            try:
+                prepare_key_file(path, None)
+            finally:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    signal.signal(signal.SIGXFSZ, previous)
+    if links:
+        assert str(caught.value) == f"{path} cannot be created: No space left on device"
+    else:
+        assert str(caught.value) == f"{path} cannot be written: File too large"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_huge_key_file_is_refused_without_being_read_whole(tmp_path: Path) -> None:
