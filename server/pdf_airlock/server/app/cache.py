@@ -68,6 +68,7 @@ __all__ = [
     "KEY_BYTES",
     "CacheDirError",
     "CacheKeyError",
+    "DiskStore",
     "ResultCache",
     "answer_generation",
     "prepare_directory",
@@ -300,12 +301,13 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-class _DiskStore:
-    """One file per entry, each checked by its HMAC; every failure to read one is a miss."""
+class DiskStore:
+    """One file per entry, each checked by its HMAC; every failure to read one is a miss (also
+    the store of answers delivered as resources, ``pdf_airlock.server.app.resources``)."""
 
-    def __init__(self, directory: Path, max_bytes: int, secret: bytes, generation: str) -> None:
+    def __init__(self, directory: Path, max_bytes: int, secret: bytes, generation: str | None = None) -> None:
         self.directory = directory  # for messages: every operation goes through ``self._fd``
-        self.generation = generation
+        self.generation = answer_generation() if generation is None else generation
         self.max_bytes = max_bytes
         self.max_entry = max_bytes // _MAX_ENTRY_SHARE
         self._mac_key = _derived(secret, _ENTRY_LABEL)
@@ -437,11 +439,11 @@ class ResultCache:
         self.misses = 0
         self.disk_hits = 0
         secret = _PROCESS_KEY
-        self._disk: _DiskStore | None = None
+        self._disk: DiskStore | None = None
         if directory is not None and disk_max_bytes > 0:
             if key_file is not None:
                 secret = prepare_key_file(key_file, directory)
-            self._disk = _DiskStore(directory, disk_max_bytes, secret, self.generation)
+            self._disk = DiskStore(directory, disk_max_bytes, secret, self.generation)
             log.info(
                 "cache_disk",
                 directory=str(directory),

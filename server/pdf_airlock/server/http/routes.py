@@ -99,7 +99,7 @@ def build_asgi(
         sessions_per_principal=settings.http_sessions_per_principal,
     )
     calls = Admission(app, policy, limiter, authenticated=options.auth is not None)
-    server = build_server(app, calls)
+    server = build_server(app, calls, calls)
     direct = None
     if direct_calls_enabled():
         server.middleware.append(SessionWatch())
