@@ -366,6 +366,23 @@ def test_processes_starting_together_share_one_new_key_file(tmp_path: Path, roun
     assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]  # no temporary left
 
 
+def test_a_whole_key_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading again is for a file read short; a whole one costs one open (a retry loop that
+    read a good file fifty times would add half a second to every start)."""
+    path = tmp_path / "cache.key"
+    _key_file(path)
+    opened: list[Any] = []
+    real_open = os.open
+
+    def counting(file: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    assert prepare_key_file(path, None) == path.read_bytes()
+    assert opened == [path]
+
+
 def test_a_key_file_read_short_is_read_again(tmp_path: Path) -> None:
     """A file another process (without this care) has created but not yet written."""
     path = tmp_path / "cache.key"
