@@ -9,7 +9,7 @@ for ever. ``GuardedHttpProtocol`` adds, in front of the parser:
 - **A head cap** (``--max-head-kb``): the bytes of a request head, request line to the blank
   line that ends it, are counted as they arrive, before the parser sees them; past the cap the
   connection is answered ``431`` and closed. The count is exact but for bytes that follow a
-  request body in the same read (at most one read, 256 KiB).
+  request body in the same read (at most one read of the event loop).
 - **A head deadline** (``--head-timeout``): a connection must send a complete head within this
   long of opening, and of the first byte of each later request; otherwise it is answered ``408``
   (or closed without a word when it sent nothing) and closed.

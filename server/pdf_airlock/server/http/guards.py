@@ -134,8 +134,8 @@ def _tools_called(body: bytes) -> list[str]:
 
 class _Gathered:
     """A body as it comes. One of known length goes into one buffer of that size, not thousands
-    of small pieces the allocator keeps after they are joined: a large inline call then costs
-    about twice its size at its peak, not three times."""
+    of small pieces the allocator keeps after they are joined (the ``test_http_quotas`` bound on a
+    large inline call's peak)."""
 
     def __init__(self, length: int | None) -> None:
         self.size = 0

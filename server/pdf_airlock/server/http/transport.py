@@ -358,7 +358,7 @@ class SessionManager(StreamableHTTPSessionManager):
         self.sessions = sessions
         # Not the SDK's ``RequestBodyLimitMiddleware``: ``BodyGuard`` in front has capped the body
         # already, and the middleware would copy each body twice and keep a copy for as long as
-        # the call runs (a 100 MB inline document held three times).
+        # the call runs.
         self.asgi_app = self._handle_request  # type: ignore[assignment]  # an ASGI app as well
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
