@@ -47,6 +47,9 @@ _COPY_CHUNK: Final = 1 << 20
 _COPIES_KEPT: Final = 16
 _COPIES_KEPT_BYTES: Final = 128 << 20
 _MAX_SHOWN_PATH: Final = 200
+# Inline base64 is decoded this many characters at a time (a multiple of 4) straight into the
+# memfd and the hash: never a whole decoded copy, nor a whole ASCII copy, of a large document.
+_DECODE_CHARS: Final = 4 << 20
 _SEALS: Final = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
@@ -256,20 +259,26 @@ class PathPolicy:
 
     def open_inline(self, encoded: str) -> Document:
         self._check_size(len(encoded) * 3 // 4 - encoded[-2:].count("="))  # padding is not data
-        try:
-            data = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise ToolError("invalid_arguments", "data is not valid base64") from exc
-        self._check_size(len(data))
         fd = os.memfd_create("pdf-airlock-inline", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        digest = hashlib.sha256()
+        size = 0
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            for start in range(0, len(encoded), _DECODE_CHARS):
+                piece = encoded[start : start + _DECODE_CHARS]
+                if start + _DECODE_CHARS < len(encoded) and "=" in piece:  # padding ends the data
+                    raise ToolError("invalid_arguments", "data is not valid base64")
+                try:
+                    data = base64.b64decode(piece, validate=True)
+                except (binascii.Error, ValueError) as exc:
+                    raise ToolError("invalid_arguments", "data is not valid base64") from exc
+                size += len(data)
+                self._check_size(size)
+                digest.update(data)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
         except BaseException:
             os.close(fd)
             raise
-        return Document(
-            fd=fd, size=len(data), sha256=hashlib.sha256(data).hexdigest(), display="<inline data>"
-        )
+        return Document(fd=fd, size=size, sha256=digest.hexdigest(), display="<inline data>")

@@ -268,6 +268,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         overrides.update(_key_file_override(ns.cache_key_file, None))
     if ns.workers > 0:
         overrides["workers"] = ns.workers
+    overrides.update(_serve_overrides(ns))
     return Settings(
         roots=tuple(roots),
         max_file_bytes=ns.max_file_mb * MIB,
@@ -287,6 +288,18 @@ def _settings(ns: argparse.Namespace) -> Settings:
         child_idle_s=ns.child_idle_seconds,
         **overrides,
     )
+
+
+def _serve_overrides(ns: argparse.Namespace) -> dict[str, Any]:
+    """``serve``'s HTTP limits (``config.SERVE_LIMITS``); none for the other commands."""
+    if not hasattr(ns, "transport"):
+        return {}
+    from pdf_airlock.server.http.options import UsageError, serve_settings
+
+    try:
+        return serve_settings(ns)
+    except UsageError as exc:
+        _usage(str(exc))
 
 
 def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
