@@ -65,12 +65,14 @@ def warm_up() -> None:
     shares: codecs, CMaps, decryption."""
     from pdf_airlock.worker import cmaps
     from pdf_airlock.worker.parsers import parser_modules
+    from pdf_airlock.worker.pdf import visibility
 
     _warm_codecs()
     _no_external_decoders()
     cmaps.preload()
     sample = tiny_pdf()
     _warm_ocr(sample)
+    visibility.warm_up()
     for module in parser_modules():
         module.warm_up(sample)
     _warm_crypto()
