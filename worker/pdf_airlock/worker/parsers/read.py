@@ -44,6 +44,7 @@ KIND: Final = "pdf_read"
 
 MAX_WARNINGS = 100
 _SPACES: Final = re.compile(r"[ \t]{2,}")
+_TRAILING_SPACES: Final = re.compile(r"[ \t]+\n")
 MAX_OBJECTS_EXAMINED: Final = 5000  # page objects looked at for an image on a page without text
 STREAMS: Final = ("forward", "backward")
 
@@ -160,7 +161,7 @@ def _layout_strings(container: Any, hidden: frozenset[int] | set[int] = frozense
             if len(parts) == sum(1 for child in element if isinstance(child, LTText)):
                 yield element.get_text()
                 continue
-            text = _SPACES.sub(" ", "".join(parts))
+            text = _TRAILING_SPACES.sub("\n", _SPACES.sub(" ", "".join(parts)))
             if text.strip():
                 yield text.lstrip(" ")
         elif hidden and isinstance(element, LTTextContainer):
