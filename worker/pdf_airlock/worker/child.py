@@ -111,6 +111,10 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
                 from pdf_airlock.worker.pdf.ocr import self_check
 
                 probe["ocr"] = self_check(job["args"])
+            if job["args"].get("fonts"):  # and a page naming fonts it does not embed
+                from pdf_airlock.worker import fonts
+
+                probe["fonts"] = fonts.self_check()
             return {"ok": True, "result": probe}
         from pdf_airlock.worker.pdf.opening import apply_decode_limits
 
