@@ -30,8 +30,8 @@ from mcp.server.auth.provider import AccessToken
 from starlette.authentication import AuthCredentials
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pdf_airlock.server.app.principal import Principal
 from pdf_airlock.server.http.options import AuthConfig
-from pdf_airlock.server.http.principal import Principal
 
 __all__ = [
     "ALLOWED_ALGORITHMS",
