@@ -15,6 +15,7 @@ import pdfs
 import pikepdf
 import pypdfium2 as pdfium
 import pytest
+import realworld
 from hidden_pdfs import HIDDEN, INSTRUCTION, KEPT, VISIBLE
 
 from pdf_airlock.worker.parsers import read
@@ -30,7 +31,7 @@ from pdf_airlock.worker.pdf.visibility import (
     read_text,
     visible_text,
 )
-from pdf_airlock.worker.pdf.visibility_census import take_census
+from pdf_airlock.worker.pdf.visibility_census import FORM_MAY_HIDE, take_census
 
 
 @contextmanager
@@ -98,6 +99,17 @@ def test_an_ordinary_page_is_proven_shown_without_a_render() -> None:
     assert census.handles and not census.any_doubt()
 
 
+def test_forms_are_in_doubt_only_where_the_file_may_give_them_optional_content() -> None:
+    assert not document_facts(pdfs.text_pdf(["No optional content here."])).forms_may_hide()
+    assert not document_facts(b"<< /Type /OCG /Name (Notes) >> /OCProperties /OCGs").forms_may_hide()
+    assert document_facts(b"<< /Subtype /Form /OC 7 0 R /BBox [0 0 1 1] >>").forms_may_hide()
+    data = realworld.form_xobject_pdf()  # its text drawn by a form XObject
+    with opened(data) as (page, _):
+        crop = tuple(page.get_bbox())
+        assert not take_census(page, crop, lambda: False).any_doubt()
+        assert take_census(page, crop, lambda: True).flags == [FORM_MAY_HIDE]
+
+
 def test_a_page_without_text_costs_nothing() -> None:
     data = page_pdf(b"0.5 g 72 72 200 200 re f")
     with opened(data) as (page, textpage):
@@ -107,7 +119,7 @@ def test_a_page_without_text_costs_nothing() -> None:
 def test_light_text_is_looked_at_and_kept() -> None:
     data = page_pdf(line("Plain", 72, 700) + line("Pale but readable", 72, 680, pre=b"0.8 g"))
     with opened(data) as (page, _):
-        census = take_census(page, tuple(page.get_bbox()), False)
+        census = take_census(page, tuple(page.get_bbox()), lambda: False)
     assert census.any_doubt()
     assert judge(data) == ("Plain\r\nPale but readable", NOTHING_HIDDEN)
 

@@ -67,6 +67,8 @@ class _Functions:
         self.FPDFPathSegment_GetPoint = p("FPDFPathSegment_GetPoint", _INT, _VOID, _VOID, _VOID)
         self.FPDFPathSegment_GetType = p("FPDFPathSegment_GetType", _INT, _VOID)
         self.FPDFPath_GetDrawMode = p("FPDFPath_GetDrawMode", _INT, _VOID, _VOID, _VOID)
+        self.FPDFPath_CountSegments = p("FPDFPath_CountSegments", _INT, _VOID)
+        self.FPDFPath_GetPathSegment = p("FPDFPath_GetPathSegment", _VOID, _VOID, _INT)
         self.FPDFTextObj_GetTextRenderMode = p("FPDFTextObj_GetTextRenderMode", _INT, _VOID)
         self.FPDFTextObj_SetTextRenderMode = p("FPDFTextObj_SetTextRenderMode", _INT, _VOID, _INT)
         self.FPDFTextObj_GetFontSize = p("FPDFTextObj_GetFontSize", _INT, _VOID, _VOID)
@@ -82,6 +84,9 @@ class _Functions:
         self.FPDFText_GetCharBox = p("FPDFText_GetCharBox", _INT, _VOID, _INT, _VOID, _VOID, _VOID, _VOID)
         self.FPDFText_GetLooseCharBox = p("FPDFText_GetLooseCharBox", _INT, _VOID, _INT, _VOID)
         self.FPDFText_GetCharOrigin = p("FPDFText_GetCharOrigin", _INT, _VOID, _INT, _VOID, _VOID)
+        self.FPDFText_GetCharIndexAtPos = p(
+            "FPDFText_GetCharIndexAtPos", _INT, _VOID, _DOUBLE, _DOUBLE, _DOUBLE, _DOUBLE
+        )
 
 
 F: Final = _Functions()

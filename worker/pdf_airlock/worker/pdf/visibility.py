@@ -54,10 +54,11 @@ __all__ = [
 
 MAX_LISTED_RUNS: Final = 200  # hidden runs listed per page (all are counted)
 MAX_RUN_CHARS: Final = 2000  # characters of one hidden run's text kept
+MAX_RUN_RECTS: Final = 64  # PDFium's rectangles of a run (one per line and object) its box is made of
 _SPACE: Final = re.compile(r"[ \t\u00a0]+")
 # A form XObject may carry an /OC entry, which PDFium honours when rendering but does not expose:
-# a stream's dictionary is never inside an object stream, so the key shows in the file's bytes.
-_FORM_OC: Final = re.compile(rb"/OC(?![A-Za-z])")
+# a stream's dictionary is never inside an object stream, so the key shows in the file's bytes
+# (``DocumentFacts.forms_may_hide``).
 _WORDS: Final = {
     "invisible_mode": "invisible render mode",
     "same_colour_as_background": "same colour as the background",
@@ -71,15 +72,32 @@ _WORDS: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class DocumentFacts:
-    """What the stage needs to know of the whole document."""
+    """What the stage needs to know of the whole document, found when first asked."""
 
-    forms_may_hide: bool = True  # a form XObject may have optional content PDFium does not tell
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._forms: bool | None = None
+
+    def forms_may_hide(self) -> bool:
+        """Whether a form XObject may carry optional content (an ``/OC`` key in the file)."""
+        if self._forms is None:
+            self._forms = _has_oc_key(self._data)
+        return self._forms
+
+
+def _has_oc_key(data: bytes) -> bool:
+    at = data.find(b"/OC")
+    while at >= 0:
+        following = data[at + 3 : at + 4]
+        if not following.isalpha():
+            return True
+        at = data.find(b"/OC", at + 3)
+    return False
 
 
 def document_facts(data: bytes) -> DocumentFacts:
-    return DocumentFacts(forms_may_hide=_FORM_OC.search(data) is not None)
+    return DocumentFacts(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,13 +185,12 @@ def _is_space(textpage: Any, index: int) -> bool:
 
 def _run(textpage: Any, start: int, end: int, reason: str) -> HiddenRun:
     text = " ".join(pdfium_text(textpage.get_text_range(start, end - start)).split())
-    rect = pdfium_c.FS_RECTF()
     xs: list[float] = []
     ys: list[float] = []
-    for index in range(start, end):
-        if pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, index, rect):
-            xs += [rect.left, rect.right]
-            ys += [rect.bottom, rect.top]
+    for index in range(min(int(textpage.count_rects(start, end - start)), MAX_RUN_RECTS)):
+        left, bottom, right, top = textpage.get_rect(index)
+        xs += [left, right]
+        ys += [bottom, top]
     box = (min(xs), min(ys), max(xs), max(ys)) if xs else (0.0, 0.0, 0.0, 0.0)
     return HiddenRun(start, end, reason, tuple(round(v, 2) for v in box), text[:MAX_RUN_CHARS])  # type: ignore[arg-type]
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -64,12 +65,15 @@ MIN_LEGIBLE_PT: Final = 2.0  # an em below this (in points on the page) is too s
 DARK_MAX: Final = 110  # a paint whose luminance (0-255) is at most this shows on white paper
 LIGHT_MIN: Final = 235  # a fill at least this light is paper: dark text on it shows
 COVER_STROKE_PT: Final = 3.0  # a stroke this wide over text may hide it; thinner ones rule or underline
+PROOF_CONTRAST: Final = 96  # of 255 in some channel: text of this contrast with the fill under it shows
 _INSIDE_SLACK: Final = 0.5  # points a box may stick out of a clip or the crop box and be inside
+_CLIP_SLACK_SHARE: Final = 0.3
 _TEXT_COVER_SHARE: Final = 0.5  # a doubtful text object over this share of another's box covers it
 _LARGE_IMAGE_SHARE: Final = 0.5  # of the page: an image this large laid over text is a scan
 _THIN_PT: Final = 4.0  # a text object this thin (or thinner) has its em measured exactly
 _GRID: Final = 36.0  # points: the cells of the index of text objects
-_FAR: Final = 1e7  # points: coordinates are clamped to this for the grid
+_FAR: Final = 1e7  # points: a box reaching this far is looked at with every text object
+_FAR_CELLS: Final = (0, 0, 1 << 20, 1 << 20)  # more cells than any page has texts
 _SCAN_PAIRS: Final = 4096  # text x other pairs checked one by one without the grid
 _ANNOT_HIDDEN_FLAGS: Final = 2 | 32  # Hidden, NoView
 _LINK: Final = 2  # FPDF_ANNOT_LINK
@@ -97,6 +101,8 @@ OUTSIDE: Final = 1 << 10  # its box is not all inside the crop box
 SMALL: Final = 1 << 11  # its em is under MIN_LEGIBLE_PT
 DRAWN_IN_DOUBT: Final = INVISIBLE | STROKED | NOT_DARK | TRANSPARENT | CLIPPED | OPTIONAL | FORM_MAY_HIDE
 DOUBT: Final = DRAWN_IN_DOUBT | COVERED | BENEATH  # decided from pixels
+_ALPHA_OR_STROKE: Final = STROKED | INVISIBLE | TRANSPARENT
+_BLACK: Final = (0, 0, 0, 255)
 _STROKED_MODES: Final = frozenset({1, 5})
 _INVISIBLE_MODES: Final = frozenset({3, 7})
 
@@ -192,14 +198,20 @@ def _transform_box(m: _Matrix, box: Box) -> Box:
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _inside(inner: Box, outer: Box) -> bool:
-    s = _INSIDE_SLACK
+def _inside(inner: Box, outer: Box, slack: float = _INSIDE_SLACK) -> bool:
+    s = slack
     return (
         inner[0] >= outer[0] - s
         and inner[1] >= outer[1] - s
         and inner[2] <= outer[2] + s
         and inner[3] <= outer[3] + s
     )
+
+
+def _clip_slack(box: Box) -> float:
+    """How far a text object's box may stick out of a clip and its text still read: its glyphs'
+    descenders and ascenders (``_CLIP_SLACK_SHARE`` of its thickness)."""
+    return max(_INSIDE_SLACK, _CLIP_SLACK_SHARE * min(box[2] - box[0], box[3] - box[1]))
 
 
 def _intersect(a: Box, b: Box) -> Box:
@@ -216,12 +228,14 @@ class _Other:
     kind: int
     cover: bool | None = None  # may hide text drawn before it (asked of PDFium when it meets text)
     dark: bool | None = None  # not paper-like under text drawn after it
+    fill: tuple[int, int, int] | None = None  # an opaque solid fill's colour
+    rect: bool | None = None  # that fill is one upright rectangle (asked only under light text)
 
 
 class _Walker:
     """Walks a page's objects once, in drawing order, into a census."""
 
-    def __init__(self, census: Census, forms_may_hide: bool) -> None:
+    def __init__(self, census: Census, forms_may_hide: Callable[[], bool]) -> None:
         self.census = census
         self.forms_may_hide = forms_may_hide
         self.order = 0
@@ -253,50 +267,64 @@ class _Walker:
                 self._text(handle, matrix, clip, inherited)
             elif kind == _FORM:
                 self._form(handle, matrix, clip, inherited, depth)
+            elif kind == _PATH and _thin_stroke(handle):
+                continue  # a rule, a frame, an underline: it neither hides text nor lies under it
             elif get_bounds(handle, *float_refs):
                 box = (floats[0], floats[1], floats[2], floats[3])
                 self.others.append(_Other(handle, self.order, _transform_box(matrix, box), kind))
 
     def _text(self, handle: int, matrix: _Matrix, clip: Box | None, inherited: int) -> None:
-        """One text object's box and flags, appended to the census's columns."""
+        """One text object's box and flags, appended to the census's columns. The common case (an
+        upright object on the page, opaque black, no clip, no mark) costs six PDFium calls."""
         q = self.quad
         if not F.FPDFPageObj_GetRotatedBounds(handle, q):
             return  # no bounds: PDFium's text page leaves such an object out too
-        corners = _corners(q, matrix)
-        xs, ys = corners[0::2], corners[1::2]
-        box = (min(xs), min(ys), max(xs), max(ys))
+        if matrix is _IDENTITY and q[1] == q[3] and q[2] == q[4]:  # upright: corners 1 and 3
+            box = (q[0], q[1], q[4], q[5])
+            thin = q[5] - q[1] < _THIN_PT
+        else:
+            corners = _corners(q, matrix)
+            xs, ys = corners[0::2], corners[1::2]
+            box = (min(xs), min(ys), max(xs), max(ys))
+            thin = _thickness(corners) < _THIN_PT
         census = self.census
-        position = len(census.handles)
-        flags = inherited
-        mode = F.FPDFTextObj_GetTextRenderMode(handle)
-        if mode:
-            census.modes[position] = mode
-            flags |= INVISIBLE if mode in _INVISIBLE_MODES else STROKED if mode in _STROKED_MODES else 0
-        get = F.FPDFPageObj_GetStrokeColor if mode in _STROKED_MODES else F.FPDFPageObj_GetFillColor
-        if get(handle, *self.rgba_refs):
-            red, green, blue, alpha = self.rgba
-            if red or green or blue or alpha != 255:
-                census.paints[position] = (red, green, blue, alpha)
-                if alpha != 255 or 0.299 * red + 0.587 * green + 0.114 * blue > DARK_MAX:
-                    flags |= NOT_DARK
+        flags = inherited | self._paint(handle)
         if F.FPDFPageObj_HasTransparency(handle):
             flags |= TRANSPARENT
         own = F.FPDFPageObj_GetClipPath(handle)
         if own and F.FPDFClipPath_CountPaths(own) >= 0:
             flags |= self._clipped(own, matrix, box)
-        if clip is not None and not _inside(box, clip):
+        if clip is not None and not _inside(box, clip, _clip_slack(box)):
             flags |= CLIPPED
         if F.FPDFPageObj_CountMarks(handle) and self._optional(handle):
             flags |= OPTIONAL
-        if _thickness(corners) < _THIN_PT:
+        if thin:
             em = self._em(handle, matrix)
-            census.ems[position] = em
+            census.ems[len(census.handles)] = em
             if em < MIN_LEGIBLE_PT:
                 flags |= SMALL
         census.handles.append(handle)
         census.orders.append(self.order)
         census.boxes.append(box)
         census.flags.append(flags)
+
+    def _paint(self, handle: int) -> int:
+        """The flags a text object's render mode and paint give it (its mode and paint are kept
+        where they are not mode 0 in opaque black)."""
+        census = self.census
+        flags = 0
+        mode = F.FPDFTextObj_GetTextRenderMode(handle)
+        if mode:
+            census.modes[len(census.handles)] = mode
+            flags |= INVISIBLE if mode in _INVISIBLE_MODES else STROKED if mode in _STROKED_MODES else 0
+        get = F.FPDFPageObj_GetStrokeColor if mode in _STROKED_MODES else F.FPDFPageObj_GetFillColor
+        if get(handle, *self.rgba_refs):
+            red, green, blue, alpha = self.rgba
+            if red or green or blue or alpha != 255:
+                census.paints[len(census.handles)] = (red, green, blue, alpha)
+                if alpha != 255 or 0.299 * red + 0.587 * green + 0.114 * blue > DARK_MAX:
+                    flags |= NOT_DARK
+        return flags
 
     def _form(self, handle: int, matrix: _Matrix, clip: Box | None, inherited: int, depth: int) -> None:
         if depth >= MAX_FORM_DEPTH:
@@ -311,7 +339,7 @@ class _Walker:
             inherited |= TRANSPARENT
         if F.FPDFPageObj_CountMarks(handle) and self._optional(handle):
             inherited |= OPTIONAL
-        if self.forms_may_hide:
+        if self.forms_may_hide():
             inherited |= FORM_MAY_HIDE
         inner = _compose(self._matrix(handle), matrix)
         count = min(max(int(F.FPDFFormObj_CountObjects(handle)), 0), MAX_OBJECTS)
@@ -345,7 +373,7 @@ class _Walker:
 
     def _clipped(self, clip: int, matrix: _Matrix, box: Box) -> int:
         rect = self._clip_rect(clip, matrix)
-        return CLIPPED if rect is None or not _inside(box, rect) else 0
+        return CLIPPED if rect is None or not _inside(box, rect, _clip_slack(box)) else 0
 
     def _clip_rect_of(self, handle: int, matrix: _Matrix) -> Box | bool | None:
         """An object's own clip: None when it has none, the rectangle (page space) when it is
@@ -450,38 +478,95 @@ def _annotations(page: Any, order: int) -> list[_Other]:
     return found
 
 
+class _Buffers:
+    """ctypes buffers the classification of objects reuses (one thread per job child)."""
+
+    def __init__(self) -> None:
+        self.fill, self.stroke, self.width = ctypes.c_int(), ctypes.c_int(), ctypes.c_float()
+        self.mode_refs = (ctypes.byref(self.fill), ctypes.byref(self.stroke))
+        self.width_ref = ctypes.byref(self.width)
+        self.rgba = (ctypes.c_uint * 4)()
+        self.rgba_refs = tuple(ctypes.byref(self.rgba, 4 * i) for i in range(4))
+
+
+_BUFFERS: Final = _Buffers()
+
+
+def _thin_stroke(handle: int) -> bool:
+    """A path that is only stroked, thinner than ``COVER_STROKE_PT`` (two PDFium calls)."""
+    buffers = _BUFFERS
+    if not F.FPDFPath_GetDrawMode(handle, *buffers.mode_refs) or buffers.fill.value:
+        return False
+    if not buffers.stroke.value:
+        return False  # neither filled nor stroked: a clipping path's leftover, drawn by no one
+    return (
+        bool(F.FPDFPageObj_GetStrokeWidth(handle, buffers.width_ref))
+        and buffers.width.value < COVER_STROKE_PT
+    )
+
+
 def _classify(other: _Other) -> None:
     """Whether an object may hide text drawn before it, and whether it is not paper under text
-    drawn after it (PDFium is asked only about objects that meet text)."""
+    drawn after it; a path's opaque fill colour."""
     if other.cover is not None:
         return
     if other.kind != _PATH:
         other.cover, other.dark = True, True
         return
-    fill, stroke = ctypes.c_int(), ctypes.c_int()
-    if not F.FPDFPath_GetDrawMode(other.handle, ctypes.byref(fill), ctypes.byref(stroke)):
+    buffers = _BUFFERS
+    if not F.FPDFPath_GetDrawMode(other.handle, *buffers.mode_refs):
         other.cover, other.dark = True, True
         return
-    if fill.value == 0:  # strokes only: rules, frames, underlines
-        width = ctypes.c_float()
-        got = F.FPDFPageObj_GetStrokeWidth(other.handle, ctypes.byref(width))
-        other.cover = bool(stroke.value) and (not got or width.value >= COVER_STROKE_PT)
+    if buffers.fill.value == 0:  # strokes only: rules, frames, underlines
+        got = F.FPDFPageObj_GetStrokeWidth(other.handle, buffers.width_ref)
+        other.cover = bool(buffers.stroke.value) and (not got or buffers.width.value >= COVER_STROKE_PT)
         other.dark = False
         return
-    rgba = (ctypes.c_uint * 4)()
-    got = F.FPDFPageObj_GetFillColor(other.handle, *(ctypes.byref(rgba, 4 * i) for i in range(4)))
-    paper = (
-        bool(got)
-        and rgba[3] == 255
-        and not F.FPDFPageObj_HasTransparency(other.handle)
-        and 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2] >= LIGHT_MIN
-    )
+    rgba = buffers.rgba
+    solid = F.FPDFPageObj_GetFillColor(other.handle, *buffers.rgba_refs) and rgba[3] == 255
+    if solid and not F.FPDFPageObj_HasTransparency(other.handle):
+        other.fill = (rgba[0], rgba[1], rgba[2])
+    paper = other.fill is not None and 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2] >= LIGHT_MIN
     other.cover, other.dark = True, not paper
 
 
+def _contrasts(paint: tuple[int, int, int, int], fill: tuple[int, int, int] | None) -> bool:
+    """An opaque paint that stands out from an opaque fill (``PROOF_CONTRAST`` in some channel)."""
+    if fill is None or paint[3] != 255:
+        return False
+    return max(abs(paint[0] - fill[0]), abs(paint[1] - fill[1]), abs(paint[2] - fill[2])) >= PROOF_CONTRAST
+
+
+def _is_rectangle(other: _Other) -> bool:
+    """Whether a path is one upright rectangle (then its box is where it paints)."""
+    if other.rect is None:
+        other.rect = False
+        count = int(F.FPDFPath_CountSegments(other.handle))
+        matrix = (ctypes.c_float * 6)()
+        if (
+            4 <= count <= 5
+            and F.FPDFPageObj_GetMatrix(other.handle, matrix)
+            and not matrix[1]
+            and not matrix[2]
+        ):
+            x, y = ctypes.c_float(), ctypes.c_float()
+            points = []
+            for index in range(count):
+                segment = F.FPDFPath_GetPathSegment(other.handle, index)
+                if not segment or not F.FPDFPathSegment_GetPoint(segment, ctypes.byref(x), ctypes.byref(y)):
+                    return False
+                if index and F.FPDFPathSegment_GetType(segment) != _LINETO:
+                    return False
+                points.append((x.value, y.value))
+            other.rect = _rectangle(points) is not None
+    return other.rect
+
+
 def _cells(box: Box) -> tuple[int, int, int, int]:
-    x0, y0, x1, y1 = (min(max(value, -_FAR), _FAR) for value in box)  # NaN becomes -_FAR
-    return int(x0 // _GRID), int(y0 // _GRID), int(x1 // _GRID), int(y1 // _GRID)
+    x0, y0, x1, y1 = box
+    if -_FAR < x0 <= x1 < _FAR and -_FAR < y0 <= y1 < _FAR:  # also false for NaN
+        return int(x0 // _GRID), int(y0 // _GRID), int(x1 // _GRID), int(y1 // _GRID)
+    return _FAR_CELLS
 
 
 class _TextGrid:
@@ -559,10 +644,15 @@ def _relate(census: Census, others: list[_Other]) -> None:
     def meeting(box: Box) -> list[int]:
         return grid.meeting(box) if grid is not None else _meeting(boxes, box)
 
+    grounds: dict[int, list[int]] = {}
     for other in others:
+        _classify(other)
+        if not other.cover and not other.dark:
+            continue  # a thin stroke (a rule, a frame, an underline) neither hides nor grounds text
         met = meeting(other.box)
         if met:
-            _over_or_under(census, other, met)
+            _over_or_under(census, other, met, grounds)
+    _ground(flags, grounds)
     for cover in covers:
         box = boxes[cover]
         for number in meeting(box):
@@ -573,8 +663,23 @@ def _relate(census: Census, others: list[_Other]) -> None:
                 flags[number] |= COVERED
 
 
-def _over_or_under(census: Census, other: _Other, met: list[int]) -> None:
-    """Flags the text objects ``other`` meets: drawn over by it, or lying on it."""
+def _ground(flags: list[int], grounds: dict[int, list[int]]) -> None:
+    """Light text on a fill of its own that it stands out from, with nothing unproven above that
+    fill, is shown; light text on anything else is looked at."""
+    for number, orders in grounds.items():
+        proven = [order for order in orders if order > 0]
+        unproven = [-order for order in orders if order < 0]
+        if proven and (not unproven or max(unproven) < max(proven)) and not flags[number] & _ALPHA_OR_STROKE:
+            flags[number] &= ~NOT_DARK
+        elif unproven:
+            flags[number] |= BENEATH
+
+
+def _over_or_under(census: Census, other: _Other, met: list[int], grounds: dict[int, list[int]]) -> None:
+    """Flags the text objects ``other`` meets: drawn over by it, or lying on something that may
+    hide it. Dark text on a fill it stands out from is proven shown (whatever the fill's shape);
+    light text needs a rectangle of such a fill under all of it (``grounds``: text -> the orders
+    of such fills, and of what lies under it unproven, negated)."""
     _classify(other)
     boxes, flags, orders = census.boxes, census.flags, census.orders
     large = other.kind == _IMAGE and _area(other.box) >= _LARGE_IMAGE_SHARE * census.page_area
@@ -585,13 +690,20 @@ def _over_or_under(census: Census, other: _Other, met: list[int]) -> None:
         if other.order > orders[number]:
             if other.cover:
                 flags[number] |= COVERED | (COVERED_BY_IMAGE if large else 0)
-        elif other.dark:
+            continue
+        paint = census.paints.get(number, _BLACK)
+        proven = _contrasts(paint, other.fill)
+        if flags[number] & NOT_DARK:
+            ground = proven and _inside(box, other.box) and _is_rectangle(other)
+            grounds.setdefault(number, []).append(other.order if ground else -other.order)
+        elif other.dark and not proven:
             flags[number] |= BENEATH
 
 
-def take_census(page: Any, crop: Box, forms_may_hide: bool) -> Census:
-    """Walk the page's objects and judge its text objects (``forms_may_hide``: the document may
-    give a form XObject an ``/OC`` entry, which PDFium does not expose)."""
+def take_census(page: Any, crop: Box, forms_may_hide: Callable[[], bool]) -> Census:
+    """Walk the page's objects and judge its text objects (``forms_may_hide``: whether the
+    document may give a form XObject an ``/OC`` entry, which PDFium does not expose; asked only
+    of a page with forms)."""
     census = Census(crop=crop, page_area=_area(crop))
     walker = _Walker(census, forms_may_hide)
     raw = address(page.raw)

@@ -78,20 +78,22 @@ REASONS: Final = (
     "no_visible_pixels",
 )
 _CODE: Final = {reason: number for number, reason in enumerate(REASONS, 1)}
-TARGET_EM_PX: Final = 10.0
+TARGET_EM_PX: Final = 7.0
 INK_EM_PX: Final = 6.0  # enough to see ink under a glyph
 MIN_SCALE: Final = 0.35
-MAX_SCALE: Final = 3.0
+MAX_SCALE: Final = 2.0
 MAX_REGION_PIXELS: Final = 1_500_000
-MAX_REGIONS: Final = 24
+MAX_REGIONS: Final = 4
 CONTRAST: Final = 16  # of 255, in the channel that changed most
 MIN_CHANGED_PIXELS: Final = 2
 SAME_COLOUR: Final = 24  # a paint this close (any channel) to the pixels beneath is the same colour
 INK_CONTRAST: Final = 48  # of 255: a pixel this much darker than the paper around it is ink
 MIN_INK_SHARE: Final = 0.03
 ISLAND: Final = 3
+MAX_LOCATED: Final = 64  # text objects in question found one by one; more: the whole page is walked
 _REGION_MARGIN_PT: Final = 2.0
 _MERGE_GAP_PT: Final = 12.0
+_CHEAP_MERGE_PT2: Final = 72.0 * 72.0  # a merge that adds less than a square inch is always worth it
 _SMALL_BOX_FACTOR: Final = 1.3  # a loose box is about 1.2 ems high
 _PAPER_PERCENTILE: Final = 0.9
 _WHITE: Final = 0xFFFFFFFF
@@ -244,15 +246,35 @@ def _regions(objects: list[TextObject], crop: Box) -> list[_Region]:
                 break
         else:
             regions.append(_Region(box, [obj]))
-    if len(regions) > MAX_REGIONS:
-        whole = (
-            min(r.box[0] for r in regions),
-            min(r.box[1] for r in regions),
-            max(r.box[2] for r in regions),
-            max(r.box[3] for r in regions),
-        )
-        return [_Region(whole, [obj for region in regions for obj in region.objects])]
+    return _fewer(regions)
+
+
+def _fewer(regions: list[_Region]) -> list[_Region]:
+    """Merges the two regions whose union adds the least area, while it adds little or there
+    are more than ``MAX_REGIONS``: every render costs a walk of the page's objects."""
+    while len(regions) > 1:
+        best: tuple[float, int, int] | None = None
+        for i, first in enumerate(regions):
+            for j in range(i + 1, len(regions)):
+                union = _union(first.box, regions[j].box)
+                added = _area(union) - _area(first.box) - _area(regions[j].box)
+                if best is None or added < best[0]:
+                    best = (added, i, j)
+        assert best is not None
+        added, i, j = best
+        if len(regions) <= MAX_REGIONS and added > _CHEAP_MERGE_PT2:
+            break
+        second = regions.pop(j)
+        regions[i] = _Region(_union(regions[i].box, second.box), regions[i].objects + second.objects)
     return regions
+
+
+def _union(a: Box, b: Box) -> Box:
+    return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
+
+
+def _area(box: Box) -> float:
+    return max(box[2] - box[0], 0.0) * max(box[3] - box[1], 0.0)
 
 
 def _scale(region: _Region, canvas: _Canvas, target: float) -> float:
@@ -286,7 +308,8 @@ class _Chars:
 
         self.owner: dict[int, TextObject] = {}
         self.members: dict[int, list[int]] = {}  # id(object) -> its characters, in order
-        for start, end, handle in _object_runs(self.raw, self.count, text):
+        runs = _located_runs(self.raw, self.count, census, text)
+        for start, end, handle in runs if runs is not None else _object_runs(self.raw, self.count, text):
             obj = question(handle)
             if obj is not None:
                 indices = range(start, end)
@@ -326,10 +349,9 @@ def _object_runs(raw: int, count: int, text: str | None) -> list[tuple[int, int,
     """The text page's characters as runs ``(start, end, text object)`` (0 for the characters
     PDFium generated). PDFium appends each text object's characters one after another and only
     reorders a line that holds right-to-left text; on a page without any (``text``: its whole
-    text, of one character per index), a run's end is found by galloping. Otherwise every
-    character is asked."""
+    text), a run's end is found by galloping. Otherwise every character is asked."""
     get = F.FPDFText_GetTextObject
-    if text is None or len(text) != count or _RIGHT_TO_LEFT.search(text):
+    if text is None or _RIGHT_TO_LEFT.search(text):
         handles = [get(raw, index) or 0 for index in range(count)]
         runs: list[tuple[int, int, int]] = []
         start = 0
@@ -367,6 +389,55 @@ def _object_runs(raw: int, count: int, text: str | None) -> list[tuple[int, int,
     return runs
 
 
+def _located_runs(
+    raw: int, count: int, census: Census, text: str | None
+) -> list[tuple[int, int, int]] | None:
+    """The runs of the few text objects in question (at most ``MAX_LOCATED``), each found from
+    the character PDFium reports inside its box and galloped to its ends, on a page whose
+    characters stay in object order (no right-to-left text: ``_object_runs``); None where that
+    cannot be done, and every character is asked instead."""
+    if not census.complete or text is None or _RIGHT_TO_LEFT.search(text):
+        return None
+    questions = [n for n, flags in enumerate(census.flags) if flags]
+    if len(questions) > MAX_LOCATED:
+        return None
+    get, at = F.FPDFText_GetTextObject, F.FPDFText_GetCharIndexAtPos
+    runs = []
+    for number in questions:
+        handle, (x0, y0, x1, y1) = census.handles[number], census.boxes[number]
+        tolerance = max(y1 - y0, x1 - x0, 1.0)
+        middle = (y0 + y1) / 2
+        for x in ((x0 + x1) / 2, x0 + (x1 - x0) / 8, x1 - (x1 - x0) / 8):
+            index = at(raw, x, middle, tolerance, tolerance)
+            if 0 <= index < count and (get(raw, index) or 0) == handle:
+                break
+        else:
+            return None  # not found (PDFium may have left the object out): ask every character
+        runs.append((_run_end(raw, index, handle, -1, count), _run_end(raw, index, handle, 1, count), handle))
+    return runs
+
+
+def _run_end(raw: int, index: int, handle: int, way: int, count: int) -> int:
+    """Where the run of ``handle``'s characters through ``index`` ends going ``way`` (-1: its
+    first index, 1: one past its last), galloping then halving."""
+    get = F.FPDFText_GetTextObject
+    inside, step = index, 1
+    outside = -1 if way < 0 else count
+    while 0 <= inside + way * step < count:
+        probe = inside + way * step
+        if (get(raw, probe) or 0) != handle:
+            outside = probe
+            break
+        inside, step = probe, step * 2
+    while abs(outside - inside) > 1:
+        middle = (inside + outside) // 2
+        if (get(raw, middle) or 0) == handle:
+            inside = middle
+        else:
+            outside = middle
+    return inside if way < 0 else outside
+
+
 def _stand_in(handle: int) -> TextObject:
     """A text object the census did not reach (a page past its bound): in doubt on every count."""
     mode = int(F.FPDFTextObj_GetTextRenderMode(handle))
@@ -376,19 +447,32 @@ def _stand_in(handle: int) -> TextObject:
 
 
 def _geometry(chars: _Chars, crop: Box) -> None:
-    for index, obj in chars.owner.items():
+    for indices in chars.members.values():
+        obj = chars.owner[indices[0]]
         if not obj.flags & (OUTSIDE | SMALL):
             continue
-        box = chars.loose(index) or chars.tight(index)
-        if obj.flags & OUTSIDE and box is not None:
-            x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-            if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
+        box = obj.box
+        if obj.flags & OUTSIDE and not (
+            box[0] < crop[2] and crop[0] < box[2] and box[1] < crop[3] and crop[1] < box[3]
+        ):
+            for index in indices:  # all of it outside: no glyph to look at
                 chars.codes[index] = _CODE["outside_crop_box"]
-                continue
-        if obj.flags & SMALL:
-            if box is None or max(box[2] - box[0], box[3] - box[1]) < MIN_LEGIBLE_PT * _SMALL_BOX_FACTOR:
-                chars.codes[index] = _CODE["too_small"]
-                continue
+            continue
+        for index in indices:
+            _glyph_geometry(chars, index, obj, crop)
+
+
+def _glyph_geometry(chars: _Chars, index: int, obj: TextObject, crop: Box) -> None:
+    box = chars.loose(index) or chars.tight(index)
+    if obj.flags & OUTSIDE and box is not None:
+        x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        if not (crop[0] <= x <= crop[2] and crop[1] <= y <= crop[3]):
+            chars.codes[index] = _CODE["outside_crop_box"]
+            return
+    if obj.flags & SMALL:
+        if box is None or max(box[2] - box[0], box[3] - box[1]) < MIN_LEGIBLE_PT * _SMALL_BOX_FACTOR:
+            chars.codes[index] = _CODE["too_small"]
+        else:
             obj.flags |= COVERED  # glyphs larger than its size says (a Type 3 font?): look at them
 
 
