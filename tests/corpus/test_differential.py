@@ -76,7 +76,9 @@ async def test_sandbox_and_in_process_give_identical_answers() -> None:
             assert EXPECTED_TEXT.get(name, "") in text, (name, record.job)
     report = differential.withheld(results, at_least=1)
     assert "48 characters of" in report and "in 1 document(s)" in report, report
-    assert "- hidden.pdf: 48 chars; invisible_mode 1, outside_crop_box 1, same_colour_as_background 1" in report
+    assert (
+        "- hidden.pdf: 48 chars; invisible_mode 1, outside_crop_box 1, same_colour_as_background 1" in report
+    )
 
 
 async def test_repair_warnings_are_the_same_in_and_out_of_the_sandbox() -> None:

@@ -128,7 +128,9 @@ class TextObject:
 
     @property
     def invisible(self) -> bool:
-        return bool(self.flags & INVISIBLE)
+        """Drawn so that it paints nothing: render mode 3 or 7, or a paint of alpha 0 (like an
+        invisible text layer, it is kept only over ink that shows where its glyphs are)."""
+        return bool(self.flags & INVISIBLE) or self.paint[3] == 0
 
     @property
     def doubtful(self) -> bool:
