@@ -227,11 +227,10 @@ def test_bold_is_told_from_the_style() -> None:
 def test_the_catalogue_files_hold_the_faces_it_names() -> None:
     """Every face the matcher may name (a CJK region's, an alias's target) is in the files."""
     from pdf_airlock.worker.fonts.faces import faces_of
-    from pdf_airlock.worker.fonts.serving import map_file
+    from pdf_airlock.worker.fonts.store import load
 
     faces = []
-    for number, path in enumerate(catalogue.paths()):
-        mapped = map_file(path)
+    for number, (path, mapped) in enumerate(zip(catalogue.paths(), load(catalogue.paths()), strict=True)):
         assert mapped is not None, path
         found = faces_of(mapped.view(), number)
         assert found, path
