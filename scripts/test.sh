@@ -2,7 +2,7 @@
 # The whole test suite (run by `make test` after the linters).
 #
 # When a Docker engine can be set up here (root, with docker.io and mmdebstrap installable),
-# this builds the image and runs the container tests too (tests/test_container.py) against a
+# this builds the image and runs the container tests too (tests/container/test_container.py) against a
 # private dockerd that it stops afterwards. PDF_AIRLOCK_REQUIRE_DOCKER=1 (set by .ci/run) makes
 # a failure to set Docker up an error instead of a skip.
 set -euo pipefail
@@ -15,7 +15,7 @@ docker_possible() {
 say() { echo "== $*" >&2; }
 
 # OCR's English language data (pdf_airlock.worker.pdf.ocr reads Debian's tesseract-ocr-eng):
-# tests/test_ocr.py needs it. Installed here when missing and this runs as root with apt-get.
+# tests/tools/test_ocr.py needs it. Installed here when missing and this runs as root with apt-get.
 TESSDATA_ENG=/usr/share/tesseract-ocr/5/tessdata/eng.traineddata
 if [ ! -f "$TESSDATA_ENG" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   say "installing tesseract-ocr-eng (OCR language data) from Debian (apt-get)"
@@ -24,7 +24,7 @@ if [ ! -f "$TESSDATA_ENG" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
 fi
 
 # The fallback fonts for text in fonts a document does not embed (pdf_airlock.worker.fonts: the
-# catalogue's files and Debian packages): tests/test_fonts.py needs them and skips without.
+# catalogue's files and Debian packages): tests/sandbox/test_fonts.py needs them and skips without.
 # Installed here when a file is missing and this runs as root with apt-get.
 missing_fonts=$(.venv/bin/python -m pdf_airlock.worker.fonts.catalogue paths | while read -r font; do
   [ -f "$font" ] || echo "$font"
@@ -35,7 +35,7 @@ if [ -n "$missing_fonts" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nul
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${font_packages[@]}" >/dev/null
 elif [ -n "$missing_fonts" ]; then
-  say "fallback fonts missing and not root: tests/test_fonts.py's font tests will be skipped"
+  say "fallback fonts missing and not root: tests/sandbox/test_fonts.py will be skipped"
 fi
 
 if [ "${PDF_AIRLOCK_DOCKER:-}" != "0" ] && docker_possible; then

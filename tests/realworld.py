@@ -1,7 +1,7 @@
 """Small generated documents, one per class of real-world PDF that once read wrong in the sandbox.
 
 Each is built object by object with pikepdf, so it is exactly the feature its name says: the
-public corpus (pdf.js's test/pdfs, fetched by bench/differential.py, never committed) is where
+public corpus (pdf.js's test/pdfs, fetched by bench/robustness/differential.py, never committed) is where
 these classes were found; these stand in for it in CI.
 """
 
@@ -389,6 +389,12 @@ def not_embedded_height() -> int:
 def not_embedded_baseline(line: int) -> int:
     """The baseline of line ``line`` (from 0), in points from the top of the page."""
     return NOT_EMBEDDED_MARGIN + NOT_EMBEDDED_PITCH * line + NOT_EMBEDDED_SIZE
+
+
+def not_embedded_box(line: int, width: int) -> tuple[int, int, int, int]:
+    """The pixels of line ``line`` in a render at 72 dpi ``width`` pixels wide (a crop box)."""
+    baseline = not_embedded_baseline(line)
+    return (0, baseline - NOT_EMBEDDED_PITCH + 8, width, baseline + 10)
 
 
 def not_embedded_fonts_pdf() -> bytes:

@@ -2,7 +2,7 @@
 
 Two kinds of holding, each one mapping per file or set of files, shared and read-only (a fork
 copies no page-table entry of a shared mapping; each mapping costs a fork and a child's exit a
-few microseconds, ``bench/cpu_per_doc.py``):
+few microseconds, ``bench/perf/cpu_per_doc.py``):
 
 - the small files (the non-CJK faces, a few MB in all) are read once into one sealed memfd,
   as the CMaps are (``pdf_airlock.worker.cmaps``): one mapping for all of them;
