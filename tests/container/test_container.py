@@ -86,6 +86,8 @@ def test_self_test_inside_the_container(shared: Path) -> None:
     # The image ships Tesseract's English data: the self-test's OCR job reads its sample page.
     assert layers["ocr"].startswith("active: read the sample page"), layers["ocr"]
     assert layers["ocr"].endswith("languages: eng")
+    # The image carries the fallback fonts: a page naming a font of each script draws them all.
+    assert layers["fonts"].startswith("active: 27 faces; fonts not embedded drew Chinese"), layers["fonts"]
     if SECCOMP != "unconfined":  # the project's profile, like Docker's, refuses unshare
         assert layers["namespaces"].startswith("unavailable")
 

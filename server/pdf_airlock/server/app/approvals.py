@@ -36,7 +36,7 @@ from pdf_airlock.server.errors import ToolError
 
 __all__ = ["APPROVE_SCHEMA", "HIGH_RISK_EXEMPT", "Approvals"]
 
-log = structlog.get_logger("pdf_airlock.approval")
+log = structlog.get_logger(__name__)
 
 APPROVAL_TIMEOUT_S: Final = 300.0  # a human may take a while; no answer by then is a refusal
 APPROVED_MEMO: Final = 1024

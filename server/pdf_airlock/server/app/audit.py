@@ -24,7 +24,7 @@ from pdf_airlock.server.pool.child_output import JobOutcome
 
 __all__ = ["CallAudit", "Listener", "add_listener", "begin", "current", "remove_listener"]
 
-log = structlog.get_logger("pdf_airlock.audit")
+log = structlog.get_logger(__name__)
 
 Listener = Callable[[dict[str, Any]], None]
 _LISTENERS: list[Listener] = []

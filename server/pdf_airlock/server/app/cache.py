@@ -58,7 +58,7 @@ __all__ = [
     "prepare_key_file",
 ]
 
-log = structlog.get_logger("pdf_airlock.cache")
+log = structlog.get_logger(__name__)
 
 KEY_BYTES: Final = 32  # the secret of --cache-key-file
 _PROCESS_KEY: Final = os.urandom(KEY_BYTES)

@@ -36,7 +36,7 @@ from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
 __all__ = ["App", "Gate", "error_result"]
 
-log = structlog.get_logger("pdf_airlock.calls")
+log = structlog.get_logger(__name__)
 ModelT = TypeVar("ModelT", bound=BaseModel)
 # A check run once a call's document is open, before the tool: may raise ``ToolError``.
 Gate = Callable[[str, dict[str, Any], Document], Awaitable[None]]

@@ -55,7 +55,7 @@ from pdf_airlock.server.tools.models import MAX_CHARS_CEILING
 
 __all__ = ["run_batch"]
 
-log = structlog.get_logger()
+log = structlog.get_logger(__name__)
 # Tools whose result has RAG chunks: ``--chunks`` writes them one a line.
 CHUNKED_TOOLS: Final = frozenset({"pdf_markdown"})
 

@@ -41,7 +41,7 @@ __all__ = [
     "principal_of",
 ]
 
-log = structlog.get_logger("pdf_airlock.http.auth")
+log = structlog.get_logger(__name__)
 
 # Asymmetric only: with an HMAC algorithm a public key from the JWKS would become a signing secret.
 ALLOWED_ALGORITHMS: Final = frozenset(

@@ -88,7 +88,7 @@ from pdf_airlock.server.http.events import EventBudget, SessionEvents
 __all__ = ["JSON_HOLD_S", "LazyJsonTransport", "SessionManager"]
 
 logger = logging.getLogger(__name__)
-log = structlog.get_logger("pdf_airlock.transport")
+log = structlog.get_logger(__name__)
 
 JSON_HOLD_S: Final = 1.0  # past this without a message, the answer becomes an SSE stream
 _INITIALIZE: Final = "initialize"

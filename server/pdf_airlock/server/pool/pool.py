@@ -67,7 +67,7 @@ from pdf_airlock.worker.contract import STRICT_LOADS_ENV, TEST_HOOKS_ENV, ZYGOTE
 
 __all__ = ["JobOutcome", "Pool", "ProgressFn"]
 
-log = structlog.get_logger("pdf_airlock.pool")
+log = structlog.get_logger(__name__)
 
 _READ_CHUNK: Final = 1 << 16
 _BACKOFF_FIRST_S: Final = 0.1

@@ -45,7 +45,7 @@ import structlog
 
 __all__ = ["Residents", "Spares", "spec_key"]
 
-log = structlog.get_logger("pdf_airlock.pool")
+log = structlog.get_logger(__name__)
 
 
 def spec_key(limits: dict[str, int], sandbox: dict[str, Any]) -> str:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["serve"]
 
-log = structlog.get_logger("pdf_airlock.session")
+log = structlog.get_logger(__name__)
 
 EXIT_INTERRUPTED: Final = 130
 EOF_FLUSH_S: Final = 0.05

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = ["StdioTransport"]
 
-log = structlog.get_logger("pdf_airlock.transport")
+log = structlog.get_logger(__name__)
 
 _READ_CHUNK: Final = 1 << 16
 ANSWERED_CACHE: Final = 64

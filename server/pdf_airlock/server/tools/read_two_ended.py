@@ -107,7 +107,7 @@ class StreamLine(UntrustedModel):
 
 
 ReadT = TypeVar("ReadT", bound=BaseModel)
-log = structlog.get_logger("pdf_airlock.twoended")
+log = structlog.get_logger(__name__)
 
 MIN_TWO_ENDED_BYTES: Final = 8 * 1024
 _MAX_WARNINGS: Final = 100  # what the child keeps, and what the read's untrusted model admits
