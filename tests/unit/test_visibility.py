@@ -155,6 +155,78 @@ def test_text_drawn_twice_in_one_place_is_judged_by_what_shows() -> None:
     assert judge(page_pdf(line("Plain", 72, 740) + darkened)) == ("Plain\r\nDrawn twice", NOTHING_HIDDEN)
 
 
+def test_text_past_the_census_is_judged_by_its_pixels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Objects past ``MAX_OBJECTS`` are not walked: their text stands in with no known place
+    (pdf.js's bug1978317.pdf, issue12295.pdf) and is decided by rendering the page."""
+    monkeypatch.setattr("pdf_airlock.worker.pdf.visibility_census.MAX_OBJECTS", 1)
+    content = line("Plain", 72, 740) + line("Grey", 72, 700, pre=b"0.6 g")
+    text, visibility = judge(page_pdf(content + line("White on white", 72, 600, pre=b"1 g")))
+    assert text == "Plain\r\nGrey"
+    assert [(run.text, run.reason) for run in visibility.runs] == [
+        ("White on white", "same_colour_as_background")
+    ]
+
+
+def _empty_glyph_layer(words: str, *, scanned: bool) -> bytes:
+    """An invisible text layer in a Type 3 font whose glyphs draw nothing and whose boxes are a
+    sliver under the baseline, where the scan has no ink (as some OCR software writes one: pdf.js's
+    issue12963.pdf), over a scan of the same words or over bare paper."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    pdf = pikepdf.new()
+    letters = sorted(set(words) - {" "})
+    procs = {f"/{ch}": pdf.make_stream(b"450 0 0 -200 450 -170 d1") for ch in letters}
+    procs["/space"] = pdf.make_stream(b"300 0 d0")
+    differences: list[Any] = [32, pikepdf.Name.space]
+    for ch in letters:
+        differences += [ord(ch), pikepdf.Name(f"/{ch}")]
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type3,
+        FontBBox=[0, 0, 0, 0],
+        FontMatrix=[0.001, 0, 0, 0.001, 0, 0],
+        CharProcs=pikepdf.Dictionary(procs),
+        Encoding=pikepdf.Dictionary(Differences=differences),
+        FirstChar=32,
+        LastChar=122,
+        Widths=[300 if code == 32 else 450 for code in range(32, 123)],
+        Resources=pikepdf.Dictionary(),
+    )
+    helvetica = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+    )
+    image = Image.new("RGB", (1200, 96), (250, 250, 250))
+    if scanned:
+        ImageDraw.Draw(image).text((0, 16), words, font=ImageFont.load_default(size=56), fill=(20, 20, 20))
+    scan = pdf.make_stream(image.tobytes())
+    scan.Type, scan.Subtype, scan.Width, scan.Height = pikepdf.Name.XObject, pikepdf.Name.Image, 1200, 96
+    scan.ColorSpace, scan.BitsPerComponent = pikepdf.Name.DeviceRGB, 8
+    content = line("Plain words", 72, 700) + b"q 300 0 0 24 72 640 cm /Scan Do Q\n"
+    content += b"BT 3 Tr /F3 14 Tf 72 646 Td (%s) Tj ET\n" % words.encode()
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(
+            Font=pikepdf.Dictionary(F1=helvetica, F3=font), XObject=pikepdf.Dictionary(Scan=scan)
+        ),
+        Contents=pdf.make_stream(content),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def test_an_ocr_layer_with_empty_glyphs_is_judged_by_the_ink_in_its_cells() -> None:
+    """The ink test looks at each character's cell (its loose box, one em tall where the font
+    has no heights), not at a glyph outline that draws nothing."""
+    words = "scanned words of the invoice"
+    assert judge(_empty_glyph_layer(words, scanned=True)) == (f"Plain words\r\n{words}", NOTHING_HIDDEN)
+    text, visibility = judge(_empty_glyph_layer(words, scanned=False))
+    assert text == "Plain words"
+    assert [(run.text, run.reason) for run in visibility.runs] == [(words, "invisible_mode")]
+
+
 def test_a_rotated_page_is_mapped_to_its_pixels() -> None:
     content = line("Turned but shown", 72, 700) + line("White on white", 72, 600, pre=b"1 g")
     for rotate in (90, 180, 270):

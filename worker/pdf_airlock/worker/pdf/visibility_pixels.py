@@ -98,6 +98,8 @@ ISLAND: Final = 3
 MAX_LOCATED: Final = 8  # text objects in question found one by one (each costs PDFium a walk of the page)
 _STAND_IN_EM: Final = 4.0  # points: the type a page too large for the census is rendered for
 _REGION_MARGIN_PT: Final = 2.0
+_CELL_GROW_PX: Final = 2.0  # pixels added around a cell for the ink test (and 1/8 of it)
+_MAX_CELL_PT: Final = 72.0  # how far an ink test's region reaches past a flat object
 _TWIN_PT: Final = 0.5  # two text objects whose boxes agree to this are drawn in one place
 _MERGE_GAP_PT: Final = 12.0
 _CHEAP_MERGE_PT2: Final = 72.0 * 72.0  # a merge that adds less than a square inch is always worth it
@@ -233,11 +235,14 @@ def _regions(objects: list[TextObject], crop: Box) -> list[_Region]:
     """The doubtful objects' boxes inside the crop box, merged where close."""
     regions: list[_Region] = []
     for obj in sorted(objects, key=lambda o: (-o.box[3], o.box[0])):
+        rise = _REGION_MARGIN_PT
+        if (obj.invisible or obj.flags & COVERED_BY_IMAGE) and math.isfinite(obj.em):
+            rise = max(rise, min(obj.em, _MAX_CELL_PT))  # its characters' cells, for the ink test
         box = (
             max(obj.box[0] - _REGION_MARGIN_PT, crop[0]),
-            max(obj.box[1] - _REGION_MARGIN_PT, crop[1]),
+            max(obj.box[1] - rise, crop[1]),
             min(obj.box[2] + _REGION_MARGIN_PT, crop[2]),
-            min(obj.box[3] + _REGION_MARGIN_PT, crop[3]),
+            min(obj.box[3] + rise, crop[3]),
         )
         if box[2] <= box[0] or box[3] <= box[1]:
             continue  # all outside the crop box: geometry decides it
@@ -450,11 +455,16 @@ def _run_end(raw: int, index: int, handle: int, way: int, count: int) -> int:
 
 def _stand_in(handle: int) -> TextObject:
     """A text object the census did not reach (a page past its bound): in doubt on every count,
-    its glyphs' size measured one by one."""
+    its glyphs' size measured one by one, its fill read for the reason (what covers it is not
+    known: ``COVERED`` here is doubt, not a finding)."""
     mode = int(F.FPDFTextObj_GetTextRenderMode(handle))
     everywhere = (-math.inf, -math.inf, math.inf, math.inf)
     flags = COVERED | SMALL | (INVISIBLE if mode in (3, 7) else 0)
-    return TextObject(handle, 0, everywhere, mode, (0, 0, 0, 255), _STAND_IN_EM, flags)
+    rgba = (ctypes.c_uint * 4)()
+    refs = [ctypes.addressof(rgba) + 4 * i for i in range(4)]
+    colour = F.FPDFPageObj_GetStrokeColor if mode in (1, 5) else F.FPDFPageObj_GetFillColor
+    paint = (rgba[0], rgba[1], rgba[2], rgba[3]) if colour(handle, *refs) else (0, 0, 0, 255)
+    return TextObject(handle, 0, everywhere, mode, paint, _STAND_IN_EM, flags)
 
 
 def _geometry(chars: _Chars, crop: Box) -> None:
@@ -532,7 +542,7 @@ def _reason(rendered: _Rendered, obj: TextObject, band: tuple[int, int, int, int
         return "transparent"
     if obj.flags & CLIPPED:
         return "clipped"
-    if obj.flags & COVERED:
+    if obj.flags & COVERED and math.isfinite(obj.box[0]):  # a stand-in's is doubt
         return "covered"
     if _same_colour(rendered, obj, band):
         return "same_colour_as_background"
@@ -558,22 +568,26 @@ class _Glyphs:
 
 
 def _glyph_pixels(
-    chars: _Chars, rendered: _Rendered, indices: list[int]
+    chars: _Chars, rendered: _Rendered, indices: list[int], *, cells: bool = False, em: float = 0.0
 ) -> dict[int, tuple[int, int, int, int]]:
     """The pixel box of each undecided character that draws something (a glyph box of some
-    area, in the region): a space has none."""
+    area, in the region): a space has none. ``cells``: the characters' loose boxes (the font's
+    height, for an ink test: an invisible glyph's outline, empty in some OCR fonts, says nothing
+    of where the scan shows the word), one ``em`` tall where the font gives them no height."""
     found = {}
-    codes, raw, d, refs = chars.codes, chars.raw, chars._doubles, chars._double_refs
-    get_box = F.FPDFText_GetCharBox
+    codes, raw = chars.codes, chars.raw
     ia, ib, ic, id_, x0, y0 = rendered.canvas.inverse
     s, ax, ay = rendered.scale, rendered.area[0], rendered.area[1]
     width, height = rendered.size
     floor, ceil = math.floor, math.ceil
     unicode = F.FPDFText_GetUnicode
     for index in indices:
-        if codes[index] != _UNDECIDED or unicode(raw, index) in _WHITESPACE or not get_box(raw, index, *refs):
+        if codes[index] != _UNDECIDED or unicode(raw, index) in _WHITESPACE:
             continue  # a space is decided by its neighbours
-        left, right, bottom, top = d[0] - x0, d[1] - x0, d[2] - y0, d[3] - y0
+        box = _char_box(chars, index, em) if cells else _char_box(chars, index)
+        if box is None:
+            continue
+        left, right, bottom, top = box[0] - x0, box[1] - x0, box[2] - y0, box[3] - y0
         if right <= left or top <= bottom:
             continue
         if not ib and not ic:
@@ -596,11 +610,28 @@ def _glyph_pixels(
             u0, u1 = u1, u0
         if v0 > v1:
             v0, v1 = v1, v0
-        px0, py0 = max(floor((u0 - ax) * s), 0), max(floor((v0 - ay) * s), 0)
-        px1, py1 = min(ceil((u1 - ax) * s), width), min(ceil((v1 - ay) * s), height)
+        grow = 0.0
+        if cells:  # an OCR layer is laid over its scan to a pixel or two
+            grow = _CELL_GROW_PX + min(u1 - u0, v1 - v0) * s / 8
+        px0, py0 = max(floor((u0 - ax) * s - grow), 0), max(floor((v0 - ay) * s - grow), 0)
+        px1, py1 = min(ceil((u1 - ax) * s + grow), width), min(ceil((v1 - ay) * s + grow), height)
         if px1 - px0 >= MIN_GLYPH_PX or py1 - py0 >= MIN_GLYPH_PX:  # else too small here to judge
             found[index] = (px0, py0, px1, py1)
     return found
+
+
+def _char_box(chars: _Chars, index: int, em: float | None = None) -> tuple[float, float, float, float] | None:
+    """A character's glyph box (left, right, bottom, top), or with ``em`` its cell: its loose
+    box, ``em`` tall where the font gives it no height (an empty bounding box)."""
+    cell = chars.loose(index) if em is not None else None
+    if cell is not None and em is not None:
+        if cell[3] - cell[1] < em / 4:
+            return cell[0], cell[2], cell[1] - em / 4, cell[1] + em * 3 / 4
+        return cell[0], cell[2], cell[1], cell[3]
+    d = chars._doubles
+    if not F.FPDFText_GetCharBox(chars.raw, index, *chars._double_refs):
+        return None
+    return d[0], d[1], d[2], d[3]
 
 
 def _band(found: dict[int, tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
@@ -657,7 +688,9 @@ def _counts(
 
 
 def _judge(chars: _Chars, rendered: _Rendered, obj: TextObject, glyphs: _Glyphs) -> None:
-    found = _glyph_pixels(chars, rendered, chars.members.get(id(obj), []))
+    inked = obj.invisible or bool(obj.flags & COVERED_BY_IMAGE)  # judged by the ink beneath
+    em = obj.em if math.isfinite(obj.em) else 0.0
+    found = _glyph_pixels(chars, rendered, chars.members.get(id(obj), []), cells=inked, em=em)
     if not found:
         return
     if obj.invisible:
@@ -798,15 +831,23 @@ def _twins(census: Census, objects: list[TextObject]) -> list[TextObject]:
     """Other text objects drawn in the very place of these (PDFium's text page keeps only the
     first of two objects that draw the same text at the same place: a twin drawn after one in
     doubt shows or hides its characters, and is taken out with it)."""
-    boxes = {tuple(round(v / _TWIN_PT) for v in obj.box): obj for obj in objects}
+    boxes = {_twin_key(obj.box): obj for obj in objects}
+    boxes.pop(None, None)
     found = []
     for handle, box in zip(census.handles, census.boxes, strict=True):
-        key = tuple(round(v / _TWIN_PT) for v in box)
-        if key in boxes and boxes[key].handle != handle:
+        key = _twin_key(box)
+        if key is not None and key in boxes and boxes[key].handle != handle:
             twin = census.text_object(handle)
             if twin is not None:
                 found.append(twin)
     return found
+
+
+def _twin_key(box: Box) -> tuple[int, ...] | None:
+    """Where a box lies, to ``_TWIN_PT``; None for a box without a finite place (a stand-in)."""
+    if not all(math.isfinite(v) for v in box):
+        return None
+    return tuple(round(v / _TWIN_PT) for v in box)
 
 
 def _texts_touching(census: Census, box: Box) -> list[TextObject]:
