@@ -65,6 +65,8 @@ from pdf_airlock.server.tools.untrusted import (
     MAX_OFFSET,
     Bounded,
     Confidence,
+    OcrLanguages,
+    OcrRotation,
     TextLayer,
     TextSource,
     UntrustedModel,
@@ -94,6 +96,8 @@ class StreamedPage(UntrustedModel):
     text_layer: TextLayer
     text_source: TextSource
     ocr_confidence: Confidence | None
+    ocr_languages: OcrLanguages | None = None
+    ocr_rotation: OcrRotation | None = None
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -346,6 +350,11 @@ class _TwoEnded(Generic[ReadT]):
                 "text_layer": page.text_layer,
                 "text_source": page.text_source,
                 "ocr_confidence": page.ocr_confidence,
+                **(
+                    {"ocr_languages": page.ocr_languages, "ocr_rotation": page.ocr_rotation}
+                    if page.text_source == "ocr"
+                    else {}
+                ),
             }
         )
 
