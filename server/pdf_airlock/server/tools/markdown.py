@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.tools.base import (
+    Delivery,
     JobRunner,
     Paged,
     Position,
@@ -29,8 +30,11 @@ from pdf_airlock.server.tools.base import (
 from pdf_airlock.server.tools.chunks import Span, chunk_markdown
 from pdf_airlock.server.tools.cursors import selection_key
 from pdf_airlock.server.tools.models import (
+    DEFAULT_ANSWER_CHARS,
+    DEFAULT_MAX_CHARS,
     MAX_CHARS_CEILING,
     Cursor,
+    DeliveryInput,
     OcrInput,
     PageSelector,
     SourceFields,
@@ -42,6 +46,8 @@ from pdf_airlock.server.tools.untrusted import (
     Hidden,
     HiddenRun,
     Label,
+    OcrLanguages,
+    OcrRotation,
     TextSource,
     UntrustedModel,
 )
@@ -71,6 +77,8 @@ class MarkdownPage(UntrustedModel):
     text_source: TextSource = "text_layer"
     ocr_confidence: Confidence | None = None
     hidden: Hidden = Field(default_factory=list)
+    ocr_languages: OcrLanguages | None = None
+    ocr_rotation: OcrRotation | None = None
 
 
 class MarkdownPosition(UntrustedModel):
@@ -94,9 +102,9 @@ class PdfMarkdownUntrusted(UntrustedModel):
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfMarkdownInput(OcrInput):
+class PdfMarkdownInput(OcrInput, DeliveryInput):
     pages: PageSelector | None = None
-    max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
+    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, le=MAX_CHARS_CEILING)
     chunk_chars: int = Field(1500, ge=200, le=20_000, description="largest RAG chunk")
     cursor: Cursor | None = None
 
@@ -111,6 +119,8 @@ class PageSpan(BaseModel):
     text_source: TextSource = "text_layer"
     ocr_confidence: int | None = None
     hidden: list[HiddenRun] = Field(default_factory=list)
+    ocr_languages: list[str] | None = None
+    ocr_rotation: int | None = None
 
 
 class Heading(BaseModel):
@@ -164,6 +174,8 @@ def _assemble(result: PdfMarkdownUntrusted) -> tuple[str, list[PageSpan], list[H
                 text_source=page.text_source,
                 ocr_confidence=page.ocr_confidence,
                 hidden=page.hidden,
+                ocr_languages=page.ocr_languages,
+                ocr_rotation=page.ocr_rotation,
             )
         )
         at = 0
@@ -265,6 +277,16 @@ def _join_parts(whole: dict[str, Any], part: dict[str, Any], pages: list[Any], m
     return moved
 
 
+DELIVERY = Delivery(
+    whole={"max_chars": MAX_CHARS_CEILING},
+    mime_type="text/markdown",
+    text=lambda structured: str(structured["markdown"]),
+    pages=lambda structured: len({page["page"] for page in structured["pages"]}),
+    answer_chars=DEFAULT_ANSWER_CHARS,
+    headings=lambda structured: [(h["level"], h["text"]) for h in structured["headings"]],
+)
+
+
 TOOL = ToolSpec(
     name="pdf_markdown",
     title="PDF as structured Markdown",
@@ -279,4 +301,5 @@ TOOL = ToolSpec(
     category="text",
     rank=2,
     paged=Paged("pages", join_edge=_join_parts),
+    delivery=DELIVERY,
 )

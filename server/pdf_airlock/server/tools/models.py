@@ -26,11 +26,15 @@ from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 # Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
 # comma-separated. The worker resolves each part against the document.
 __all__ = [
+    "DEFAULT_ANSWER_CHARS",
+    "DEFAULT_MAX_CHARS",
     "MAX_CHARS_CEILING",
     "MAX_OCR_LANGUAGES",
     "MAX_PIXELS_CEILING",
     "READ_ENGINES",
     "Cursor",
+    "Deliver",
+    "DeliveryInput",
     "DocumentInput",
     "ErrorInfo",
     "HiddenTextInput",
@@ -48,6 +52,9 @@ __all__ = [
 PAGE_SELECTOR_PATTERN = r"^[A-Za-z0-9 ._/()+:,-]*$"
 MAX_SELECTOR_CHARS = 1000
 MAX_CHARS_CEILING = 2_000_000
+DEFAULT_MAX_CHARS = 100_000
+# A default answer's text, also in structuredContent: the size hint of the long-answer tools.
+DEFAULT_ANSWER_CHARS = 2 * DEFAULT_MAX_CHARS
 MAX_PIXELS_CEILING = 25_000_000
 
 
@@ -102,6 +109,17 @@ class DocumentInput(StrictInput):
         return call_schema(inline_refs(super().model_json_schema(*args, **kwargs)))
 
 
+# How a text tool answers (``pdf_airlock.server.app.delivery``): inline, or its whole answer kept as a
+# resource the result links to. Told once, in the server's instructions.
+Deliver = Literal["inline", "resource"]
+
+
+class DeliveryInput(DocumentInput):
+    """The delivery option of the tools whose answers can be long."""
+
+    deliver: Deliver = "inline"
+
+
 ReadEngine = Literal["fast", "layout"]
 READ_ENGINES: Final[tuple[ReadEngine, ...]] = get_args(ReadEngine)
 
@@ -130,14 +148,14 @@ class OcrInput(HiddenTextInput):
     """The OCR arguments of the text tools."""
 
     ocr: OcrMode = "auto"  # told once, in the server's instructions
-    ocr_languages: list[OcrLanguage] = Field(
-        default_factory=lambda: ["eng"], min_length=1, max_length=MAX_OCR_LANGUAGES
-    )
+    # absent: detected page by page (the script, then its languages)
+    ocr_languages: list[OcrLanguage] | None = Field(None, min_length=1, max_length=MAX_OCR_LANGUAGES)
 
     def ocr_job_args(self, limits: dict[str, int] | None = None) -> dict[str, object]:
         """The OCR job arguments, with the server's OCR ``limits`` when given (a cursor's
         selection key leaves them out)."""
-        args: dict[str, object] = {"ocr": self.ocr, "ocr_languages": list(self.ocr_languages)}
+        languages = None if self.ocr_languages is None else list(self.ocr_languages)
+        args: dict[str, object] = {"ocr": self.ocr, "ocr_languages": languages}
         if limits is not None:
             args[OCR_LIMITS_ARG] = limits
         return args

@@ -69,6 +69,7 @@ CJK_FAMILIES: Final[dict[int, tuple[str, str]]] = {
 # Fonts documents commonly name without embedding them, made for one script (Windows' and
 # macOS's), keyed by ``normalized`` name: the family that draws the same script here. PDFium
 # draws a name it cannot find with its built-in Latin faces, so text in these would be blank.
+# PDFium asks by family, a style suffix ("-Bold", ",Italic") already cut off: list families.
 _ARABIC_NASKH: Final = "Noto Naskh Arabic"
 _ARABIC_SANS: Final = "Noto Sans Arabic"
 _HEBREW_SANS, _HEBREW_SERIF = "Noto Sans Hebrew", "Noto Serif Hebrew"
