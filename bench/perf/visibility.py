@@ -173,6 +173,8 @@ def measure(docs: dict[str, bytes], rounds: int, max_pages: int) -> list[dict[st
 
 def table(rows: list[dict[str, Any]], rounds: int) -> str:
     lines = [
+        "## The visibility check (what the agent reads is what a person sees, issue #40)",
+        "",
         f"`python -m bench.perf.visibility` ({rounds} rounds, interleaved, medians; CPU time of the "
         f"parsers in one process, per page; {platform.machine()}, {os.cpu_count()} CPUs, load "
         f"{os.getloadavg()[0]:.2f}). Budget: read x1.5, markdown x1.1 on ordinary text pages.",
