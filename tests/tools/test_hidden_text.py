@@ -256,3 +256,26 @@ async def test_the_cache_keys_on_include_hidden(tmp_path: Path) -> None:
         hidden_pdfs.INSTRUCTION
     ]
     assert again.structured_content == plain.structured_content
+
+
+async def test_a_delivered_answer_keeps_hidden_text_apart(tmp_path: Path) -> None:
+    """``deliver: "resource"``: the resource holds what the inline answer would, the hidden runs
+    (with include_hidden) in their own block after the page's text, none without it."""
+    hidden_pdfs.write_all(tmp_path)
+    marker = "--- hidden text on page 1: a person would not see it (include_hidden) ---"
+    table_instruction = hidden_pdfs.TABLE_INSTRUCTION
+    block = f"{marker}\n[same_colour_as_background] {table_instruction}\n--- end of hidden text on page 1 ---"
+    texts: dict[tuple[str, bool], str] = {}
+    async with connect(tmp_path) as client:
+        for tool in ("pdf_read", "pdf_tables"):
+            for include in (False, True):
+                arguments = {"path": "hidden_table_cell.pdf", "include_hidden": include}
+                result = await client.call_tool(tool, arguments | {"deliver": "resource"})
+                assert not result.is_error, result.content
+                uri = result.structured_content["resource"]["uri"]
+                texts[tool, include] = (await client.read_resource(uri)).contents[0].text
+    assert texts["pdf_read", False] == f"--- page 1 ---\n{HIDDEN['hidden_table_cell'].expected_fast}"
+    assert texts["pdf_read", True] == texts["pdf_read", False] + "\n" + block
+    assert table_instruction not in texts["pdf_tables", False] and marker not in texts["pdf_tables", False]
+    assert texts["pdf_tables", True].startswith(texts["pdf_tables", False] + "\n\n" + marker)
+    assert table_instruction in texts["pdf_tables", True]
