@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pdf_airlock.worker.pdf.textnorm import pdfium_text
+from pdf_airlock.worker.pdf.visibility import NOTHING_HIDDEN, DocumentFacts, PageVisibility, page_visibility
 
 __all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "VerticalRules", "char_text", "pdfium_page_lines"]
 
@@ -69,13 +70,15 @@ class PageImage:
 
 @dataclass(slots=True)
 class PageLines:
-    """A page's lines and images, its size in points, and whether lines were left out."""
+    """A page's lines and images, its size in points, whether lines were left out, and what of
+    its text a person would not see (left out of the lines: ``pdf.visibility``)."""
 
     width: float
     height: float
     lines: list[TextLine]
     images: list[PageImage]
     cut: bool = False
+    visibility: PageVisibility = NOTHING_HIDDEN
 
 
 _BREAKS: Final = frozenset({0x0A, 0x0D})
@@ -261,9 +264,12 @@ class _Gatherer:
         )
 
 
-def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | None = None) -> PageLines:
-    """The lines and images of one PDFium page; ``image_names`` names the page's images in
-    content order (the names ``pdf_images`` uses); ``cuts`` part lines where a rule runs."""
+def pdfium_page_lines(
+    page: Any, image_names: list[str], facts: DocumentFacts, cuts: VerticalRules | None = None
+) -> PageLines:
+    """The lines and images of one PDFium page, without the characters a person would not see;
+    ``image_names`` names the page's images in content order (the names ``pdf_images`` uses);
+    ``facts``: the document's, for ``pdf.visibility``; ``cuts`` part lines where a rule runs."""
     import pypdfium2.raw as pdfium_c
 
     width, height = page.get_size()
@@ -273,8 +279,12 @@ def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | N
         count = int(pdfium_c.FPDFText_CountChars(textpage.raw))
         if count > MAX_CHARS_PER_PAGE:
             count, result.cut = MAX_CHARS_PER_PAGE, True
+        result.visibility = page_visibility(page, textpage, facts)
+        hidden = result.visibility.codes
         gatherer = _Gatherer(textpage.raw, result, cuts)
         for index in range(count):
+            if hidden and hidden[index]:
+                continue
             gatherer.add(index)
             if len(result.lines) >= MAX_LINES_PER_PAGE:
                 result.cut = True
