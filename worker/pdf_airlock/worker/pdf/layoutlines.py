@@ -1,10 +1,21 @@
 """The text lines and images of a page, with their style, from PDFium's text page.
 
-Input: one page of an untrusted document, loaded by PDFium. PDFium's text page gives every
-character with its box and font size, and marks where its own reading breaks a line. A line is
-cut again where the baseline jumps (a hyphen PDFium dropped with the break comes back) and where
-two characters on one baseline are far apart (table cells, two columns) or a vertical rule
-runs between them (a ruled table's cell border), so each ``TextLine`` is one run of text. Each
+The first stages of ``pdf_markdown``'s pipeline (characters -> runs -> lines). Input: one page
+of an untrusted document, loaded by PDFium. PDFium's text page gives every character with its
+box and font size, and marks where its own reading breaks a line. Characters enter the pipeline
+in one place (``_Gatherer.add``). A line is cut again where the baseline jumps (a hyphen PDFium
+dropped with the break comes back) and where two characters on one baseline are far apart
+(table cells, two columns) or a vertical rule runs between them (a ruled table's cell border),
+so each ``TextLine`` is one run of text: never the characters of two columns. A hyphen PDFium
+judged a word's break at the line's end (its U+FFFE) ends the line as ``LINE_END_HYPHEN``: the
+next line joins it without the hyphen, as PDFium's flat text does (``structure.join_line``).
+
+Text turned against the page (an arXiv identifier stamped up the margin, a plot's vertical
+axis label, a diagonal watermark) is never part of a body line: where a character starts a run,
+jumps off its run's baseline or steps back along it, PDFium's angle for it is read, and a
+character set at an angle goes to a run of its own angle, kept in ``PageLines.turned``.
+Ideographs and kana stacked one under the other (vertical CJK writing) form one vertical line
+(``TextLine.vertical``), read top to bottom. Each
 keeps its box (measured from the top of the page), its dominant font size (weighted by
 characters) and whether it is bold or italic (from its font's weight, flags and name:
 ``Helvetica-Bold``, ``ABCDEF+Arial,Bold``), asked once per text object. Images are found
@@ -16,14 +27,23 @@ content names it directly. The work is linear in the page's characters, at most
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pdf_airlock.worker.pdf.textnorm import pdfium_text
 
-__all__ = ["MAX_LINES_PER_PAGE", "PageLines", "TextLine", "VerticalRules", "char_text", "pdfium_page_lines"]
+__all__ = [
+    "LINE_END_HYPHEN",
+    "MAX_LINES_PER_PAGE",
+    "PageLines",
+    "TextLine",
+    "VerticalRules",
+    "char_text",
+    "pdfium_page_lines",
+]
 
 # A page with more text lines or characters than this keeps its first ones and says so (a bound
 # on the work per page).
@@ -50,6 +70,9 @@ class TextLine:
     size: float
     bold: bool
     italic: bool
+    angle: int = 0  # degrees the text is turned from the page's upright (PDFium's, clockwise)
+    vertical: bool = False  # CJK characters stacked top to bottom
+    lead: str = ""  # the bold or italic words the line opens with, its style changing after them
 
     @property
     def height(self) -> float:
@@ -69,19 +92,22 @@ class PageImage:
 
 @dataclass(slots=True)
 class PageLines:
-    """A page's lines and images, its size in points, and whether lines were left out."""
+    """A page's lines and images, its size in points, and whether lines were left out;
+    ``turned``: the lines of text set at an angle to the page (never among ``lines``)."""
 
     width: float
     height: float
     lines: list[TextLine]
     images: list[PageImage]
     cut: bool = False
+    turned: list[TextLine] = field(default_factory=list)
 
 
 _BREAKS: Final = frozenset({0x0A, 0x0D})
 _SPACES: Final = frozenset({0x20, 0x09, 0xA0})
 _PDFIUM_HYPHENS: Final = frozenset({0xFFFE, 0x02})  # a hyphen PDFium joined across a break
 _HYPHEN_MARK: Final = "\ufffe"
+LINE_END_HYPHEN: Final = "\u00ad"  # a line's last character: a hyphen PDFium reads as a word's break
 _MAX_CODE_POINT: Final = 0x10FFFF
 _CELL_GAP_EMS: Final = 1.0  # a gap this many font sizes wide on one baseline starts a new line
 _BASELINE_JUMP: Final = 0.5  # a baseline this many font sizes away starts a new line
@@ -90,6 +116,15 @@ _ITALIC_FLAG: Final = 1 << 6
 _SCALED_SIZE: Final = 0.5  # a reported size under this share of the box's height is not the size
 _BOX_TO_SIZE: Final = 0.8  # a loose box is about 1.2 font sizes high (ascent to descent)
 _RULE_SLACK: Final = 0.5  # a rule this close outside the gap still parts the characters
+_UPRIGHT_DEGREES: Final = 5.0  # a character turned less than this from the page's upright is upright
+_SAME_ANGLE_DEGREES: Final = 2.0  # characters of one turned run share their angle within this
+_TURNED_REACH_EMS: Final = 1.5  # the next character of a turned run is at most this far from the last
+_BACKSTEP_EMS: Final = 0.5  # a character this far left of its run's end is looked at again
+_VERTICAL_SLACK_EMS: Final = 0.6  # a stacked character starts within this of the one above's foot
+_FULL_TURN: Final = 360.0
+_CJK: Final = re.compile(
+    "[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
+)
 
 
 @dataclass(slots=True)
@@ -103,6 +138,19 @@ class _Run:
     y1: float
     em: float
     indices: list[int]
+    last: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # the last box: left, right, bottom, top
+    angle: float = 0.0
+    vertical: bool = False
+    at: list[int] = field(default_factory=list)  # where each of ``indices`` is in ``chars``
+
+    def take(self, index: int, char: str, box: Any) -> None:
+        """A character and its box (PDFium's ``FS_RECTF``) onto the run."""
+        self.at.append(len(self.chars))
+        self.chars.append(char)
+        self.indices.append(index)
+        self.x0, self.x1 = min(self.x0, box.left), max(self.x1, box.right)
+        self.y0, self.y1 = min(self.y0, box.bottom), max(self.y1, box.top)
+        self.last = (box.left, box.right, box.bottom, box.top)
 
 
 class VerticalRules:
@@ -169,7 +217,8 @@ def char_text(code: int) -> str:
 
 
 class _Gatherer:
-    """Cuts a text page's characters into lines, one character at a time."""
+    """Cuts a text page's characters into lines, one character at a time (``add``: the one place
+    where the characters of PDFium's text page enter the pipeline)."""
 
     def __init__(self, raw: Any, page: PageLines, cuts: VerticalRules | None) -> None:
         import ctypes
@@ -185,37 +234,113 @@ class _Gatherer:
         self.x = ctypes.c_double()
         self.y = ctypes.c_double()
         self.run: _Run | None = None
+        self.turned: _Run | None = None  # the open run of text set at an angle
+        self.last_turned = False  # whether the last character went to ``turned``
         self.cuts = cuts
 
     def add(self, index: int) -> None:
         code = self.c.FPDFText_GetUnicode(self.raw, index)
         if code in _BREAKS:
-            self.close()
+            if not self.last_turned:
+                self.close()
         elif code in _SPACES:
-            if self.run is not None:
-                self.run.chars.append(" ")
+            run = self.turned if self.last_turned else self.run
+            if run is not None:
+                run.chars.append(" ")
         elif self.c.FPDFText_GetLooseCharBox(self.raw, index, self.box):
             self._char(index, code)
 
     def _char(self, index: int, code: int) -> None:
         box = self.box
+        left, bottom, top = box.left, box.bottom, box.top
         run = self.run
-        if run is not None:  # the bottom of a loose box stands for the baseline (font descent)
-            jumped = abs(box.bottom - run.y0) > _BASELINE_JUMP * run.em and abs(box.top - run.y1) > (
-                _BASELINE_JUMP * run.em
-            )
-            if jumped or box.left - run.x1 > _CELL_GAP_EMS * run.em or self._ruled(box):
-                if jumped and run.chars and run.chars[-1] == _HYPHEN_MARK:
-                    run.chars[-1] = "-"  # PDFium's mark of a hyphen it joined across the break
-                self.close()
+        if run is not None and not run.vertical:  # the common case first: the run goes on
+            em = run.em
+            # the bottom of a loose box stands for the baseline (font descent)
+            jumped = abs(bottom - run.y0) > _BASELINE_JUMP * em and abs(top - run.y1) > _BASELINE_JUMP * em
+            gap = left - run.x1
+            if (
+                not jumped
+                and -_BACKSTEP_EMS * em <= gap <= _CELL_GAP_EMS * em
+                and (gap <= 0 or not self._ruled(box))
+            ):
+                run.at.append(len(run.chars))
+                run.chars.append(_HYPHEN_MARK if code in _PDFIUM_HYPHENS else char_text(code))
+                run.indices.append(index)
+                run.x1 = max(run.x1, box.right)
+                run.y0, run.y1 = min(run.y0, bottom), max(run.y1, top)
+                self.last_turned = False
+                return
+        self._new_or_turned(index, code, run)
+
+    def _new_or_turned(self, index: int, code: int, run: _Run | None) -> None:
+        """A character that does not simply go on the open run: stacked under it (vertical
+        writing), set at an angle, or the start of a new run."""
+        box = self.box
+        continues = False
+        jumped = False
+        if run is not None:
+            if run.vertical:
+                continues = self._below(run) and not self._ruled(box)
+            else:
+                limit = _BASELINE_JUMP * run.em
+                jumped = abs(box.bottom - run.y0) > limit and abs(box.top - run.y1) > limit
+                gap = box.left - run.x1
+                continues = not (jumped or gap > _CELL_GAP_EMS * run.em or self._ruled(box))
+                if jumped and len(run.indices) == 1 and _CJK.match(chr(code)) and _CJK.match(run.chars[-1]):
+                    continues = run.vertical = self._below(run)
+        stepped_back = run is not None and not run.vertical and box.left < run.x1 - _BACKSTEP_EMS * run.em
+        angle = self._angle(index) if stepped_back or not continues else None
+        if angle is not None:
+            self._turned(index, code, angle)
+            return
+        self.last_turned = False
+        if run is not None and not continues:
+            if jumped and run.chars and run.chars[-1] == _HYPHEN_MARK:
+                run.chars[-1] = LINE_END_HYPHEN  # PDFium's mark of a hyphen it joins across the break
+            self.close()
         if self.run is None:
             em = max(self._size(index), 1.0)
             self.run = _Run([], box.left, box.right, box.bottom, box.top, em, [])
-        run = self.run
-        run.chars.append(_HYPHEN_MARK if code in _PDFIUM_HYPHENS else char_text(code))
-        run.indices.append(index)
-        run.x0, run.x1 = min(run.x0, box.left), max(run.x1, box.right)
-        run.y0, run.y1 = min(run.y0, box.bottom), max(run.y1, box.top)
+        char = _HYPHEN_MARK if code in _PDFIUM_HYPHENS else char_text(code)
+        self.run.take(index, char, box)
+
+    def _angle(self, index: int) -> float | None:
+        """The character's angle in degrees if it is turned from the page's upright, else None."""
+        radians = float(self.c.FPDFText_GetCharAngle(self.raw, index))
+        if radians < 0:  # PDFium could not say
+            return None
+        degrees = math.degrees(radians) % _FULL_TURN
+        return None if min(degrees, _FULL_TURN - degrees) < _UPRIGHT_DEGREES else degrees
+
+    def _below(self, run: _Run) -> bool:
+        """Whether the character stands right under the run's last one (vertical writing)."""
+        left, right, bottom, _ = run.last
+        box = self.box
+        overlap = min(right, box.right) - max(left, box.left)
+        slack = _VERTICAL_SLACK_EMS * run.em
+        stacked = bottom - slack <= box.top <= bottom + slack
+        return stacked and overlap > 0.5 * min(right - left, box.right - box.left)
+
+    def _turned(self, index: int, code: int, angle: float) -> None:
+        """A character set at an angle: onto the open turned run if it goes on from its last
+        character at the same angle, else it starts one."""
+        box = self.box
+        run = self.turned
+        if run is not None:
+            left, right, bottom, top = run.last
+            reach = _TURNED_REACH_EMS * run.em
+            near = box.left - right <= reach and left - box.right <= reach
+            near = near and box.bottom - top <= reach and bottom - box.top <= reach
+            if not near or abs(angle - run.angle) > _SAME_ANGLE_DEGREES:
+                self._close_turned()
+        if self.turned is None:
+            size = float(self.c.FPDFText_GetFontSize(self.raw, index))
+            thickness = min(box.right - box.left, box.top - box.bottom)
+            em = max(size if size >= _SCALED_SIZE * thickness else thickness * _BOX_TO_SIZE, 1.0)
+            self.turned = _Run([], box.left, box.right, box.bottom, box.top, em, [], angle=angle)
+        self.turned.take(index, char_text(code), box)
+        self.last_turned = True
 
     def _size(self, index: int) -> float:
         """The character's font size; where PDFium reports a size far below its box's height (a
@@ -241,12 +366,13 @@ class _Gatherer:
         run, self.run = self.run, None
         if run is None or not run.indices:
             return
-        text = " ".join(pdfium_text("".join(run.chars).replace(_HYPHEN_MARK, "-")).split())
+        text = _line_text(run)
         if not text:
             return
         samples = sorted({run.indices[0], run.indices[len(run.indices) // 2], run.indices[-1]})
         sizes = sorted(self._size(index) for index in samples)
         styles = [self.styles.of(index) for index in samples]
+        lead = self._lead(run, text) if any(styles[0]) and styles[-1] != styles[0] else ""
         self.page.lines.append(
             TextLine(
                 text=text,
@@ -257,8 +383,56 @@ class _Gatherer:
                 size=round(sizes[len(sizes) // 2] / _SIZE_STEP) * _SIZE_STEP,
                 bold=all(bold for bold, _ in styles),
                 italic=all(italic for _, italic in styles),
+                vertical=run.vertical,
+                lead=lead,
             )
         )
+
+    def _lead(self, run: _Run, text: str) -> str:
+        """The bold or italic words the line opens with, when its style changes once after them
+        (a run-in heading: "Results. The ..."); found by halving, a few questions of PDFium."""
+        first = self.styles.of(run.indices[0])
+        low, high = 0, len(run.indices) - 1  # the style at ``low`` is the first's, at ``high`` not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self.styles.of(run.indices[middle]) == first:
+                low = middle
+            else:
+                high = middle
+        lead = _line_text_of(run.chars[: run.at[high]])
+        if not lead or not text.startswith(lead) or len(lead) >= len(text):
+            return ""
+        return lead
+
+    def _close_turned(self) -> None:
+        run, self.turned = self.turned, None
+        if run is None or not (text := _line_text(run)):
+            return
+        self.page.turned.append(
+            TextLine(
+                text=text,
+                x0=run.x0,
+                x1=run.x1,
+                top=self.page.height - run.y1,
+                bottom=self.page.height - run.y0,
+                size=round(run.em / _SIZE_STEP) * _SIZE_STEP,
+                bold=False,
+                italic=False,
+                angle=round(run.angle),
+            )
+        )
+
+    def finish(self) -> None:
+        self.close()
+        self._close_turned()
+
+
+def _line_text(run: _Run) -> str:
+    return _line_text_of(run.chars)
+
+
+def _line_text_of(chars: list[str]) -> str:
+    return " ".join(pdfium_text("".join(chars).replace(_HYPHEN_MARK, "-")).split())
 
 
 def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | None = None) -> PageLines:
@@ -279,7 +453,7 @@ def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | N
             if len(result.lines) >= MAX_LINES_PER_PAGE:
                 result.cut = True
                 break
-        gatherer.close()
+        gatherer.finish()
     finally:
         textpage.close()
     result.images = _images(page, image_names, height)

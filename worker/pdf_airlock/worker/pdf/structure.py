@@ -21,7 +21,6 @@ about them. The work is about linear in the lines of a page (sorting aside).
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections import Counter
 from collections.abc import Sequence, Set
@@ -29,13 +28,14 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from pdf_airlock.worker.contract import MARKDOWN_MAX_LEVEL
-from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine
+from pdf_airlock.worker.pdf.furniture import Removed, edge_key, kept_lines, running_keys, turned_lines
+from pdf_airlock.worker.pdf.headings import never_heading, numbering, split_number
+from pdf_airlock.worker.pdf.layoutlines import LINE_END_HYPHEN, PageLines, TextLine
+from pdf_airlock.worker.pdf.readingorder import reading_order
 
-__all__ = ["Block", "Census", "Placed", "Row", "join_line", "page_blocks", "reading_order", "rows_of"]
+__all__ = ["Block", "Census", "Placed", "Row", "join_line", "page_blocks", "rows_of", "shown"]
 
 MAX_LEVEL: Final = MARKDOWN_MAX_LEVEL
-_EDGE_SHARE: Final = 0.09  # the top and bottom bands where running headers and footers live
-_RUNNING_SHARE: Final = 0.5
 _HEADING_SIZE_RATIO: Final = 1.12
 _BOLD_HEADING_MIN_RATIO: Final = 0.95
 _MAX_HEADING_CHARS: Final = 160
@@ -43,23 +43,20 @@ _ROW_OVERLAP: Final = 0.5
 _INDENT_EMS: Final = 1.0
 _PARAGRAPH_GAP: Final = 0.9  # a vertical gap over this many line heights ends a paragraph
 _SHORT_LINE: Final = 0.8  # a line ending before this share of the column width may end one
-_GUTTER_MIN_SIDE: Final = 3
-_GUTTER_TRIES: Final = 8
-_COLUMN_END_SHARE: Final = 0.12  # a left column's lines end this close to the gutter (median)
-_COLUMN_MIN_WIDTH: Final = 0.2  # and a column's lines are at least this wide (median)
 _NEST_STEP: Final = 4.0
 _TABLE_TEXT: Final = "\ufffc"  # the stand-in line of a table in the reading order (OBJECT REPLACEMENT)
-_PAGE_NUMBER: Final = re.compile(
-    r"^(page|p\.|seite|pagina)?\s*[-\u2013\u2014(]?\s*(\d{1,5}|[ivxlcdm]{1,7})\s*[-\u2013\u2014)]?"
-    r"(\s*(of|/|de|von)\s*\d{1,5})?$",
-    re.IGNORECASE,
-)
-_DIGITS: Final = re.compile(r"\d+")
 _BULLET: Final = re.compile(
     r"^([\u2022\u25e6\u25aa\u25ab\u2023\u2043\u25cf\u25cb\u25a0\u25a1\u25c6\u25c7\u25ba\u25b8\u2013\u2014*\u00b7-])\s+(.*)$"
 )
 _NUMBERED: Final = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivx]{1,5})[.)])\s+(.*)$")
-_SECTION_NUMBER: Final = re.compile(r"^\d+(\.\d+)*\.?\s+\S")
+_TITLE_LEVELS: Final = 1  # levels above a document's first section number (its title)
+_MIN_CAPITALS: Final = 3
+_LIST_COMMAS: Final = 3  # a "heading" with this many commas is a list of names (authors)
+_RUN_IN_CELLS: Final = 2
+_MAX_RUN_IN_WORDS: Final = 10
+_RUN_IN_DASHES: Final = ("\u2014", "\u2013", "-", ":")
+_WORD: Final = re.compile(r"[^\W\d_]{2}")
+_NUMBERED_SIZE_RATIO: Final = 1.05
 _SENTENCE_END: Final = re.compile(r"[.!?:;]\W*$")
 
 
@@ -93,14 +90,22 @@ class Census:
             for line in page.lines:
                 sizes[line.size] += len(line.text)
         census = cls(body_size=sizes.most_common(1)[0][0] if sizes else 0.0)
-        census.running = _running_keys(pages)
+        census.running = running_keys(pages)
         styles: Counter[tuple[float, bool]] = Counter()
         for page in pages:
             for line in page.lines:
-                if census.heading_style(line) and _edge_key(page, line) not in census.running:
+                if census.heading_style(line) and edge_key(page, line) not in census.running:
                     styles[(line.size, line.bold)] += 1
         ranked = sorted(styles, key=lambda style: (-style[0], not style[1]))
         census.levels = {style: min(rank + 1, MAX_LEVEL) for rank, style in enumerate(ranked)}
+        depths: dict[tuple[float, bool], Counter[int]] = {}
+        for page in pages:
+            for line in page.lines:
+                style = (line.size, line.bold)
+                if style in census.levels and (depth := numbering(line.text)) is not None:
+                    depths.setdefault(style, Counter())[depth] += 1
+        for style, counts in depths.items():  # numbered headings of a style say its level
+            census.levels[style] = min(counts.most_common(1)[0][0] + _TITLE_LEVELS, MAX_LEVEL)
         census.outline = outline or {}
         matched = [
             census.level(line)
@@ -133,35 +138,6 @@ def outline_key(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".:")
 
 
-def _edge_key(page: PageLines, line: TextLine) -> str | None:
-    """The line's text with digits masked, if it lies near the page's top or bottom edge."""
-    band = page.height * _EDGE_SHARE
-    if line.bottom <= band or line.top >= page.height - band:
-        return _DIGITS.sub("#", line.text.casefold())
-    return None
-
-
-def _running_keys(pages: list[PageLines]) -> frozenset[str]:
-    if len(pages) < 2:
-        return frozenset()
-    seen: Counter[str] = Counter()
-    for page in pages:
-        seen.update({key for line in page.lines if (key := _edge_key(page, line)) is not None})
-    needed = max(2, int(len(pages) * _RUNNING_SHARE + 0.5))
-    return frozenset(key for key, count in seen.items() if count >= needed)
-
-
-def _kept(page: PageLines, census: Census) -> list[TextLine]:
-    """The page's lines without running headers, footers and lone page numbers at the edges."""
-    kept = []
-    for line in page.lines:
-        key = _edge_key(page, line)
-        if key is not None and (key in census.running or _PAGE_NUMBER.match(line.text.strip())):
-            continue
-        kept.append(line)
-    return kept
-
-
 @dataclass(slots=True)
 class Row:
     """Lines on one baseline, left to right (``_rows`` sorts them once the row is complete)."""
@@ -187,65 +163,6 @@ class Row:
         return self.cells[0]
 
 
-def _gutter(lines: list[TextLine], width: float) -> float | None:
-    """An x between 30% and 70% of the page that no line crosses, with lines on both sides."""
-    ends = sorted(line.x1 for line in lines)
-    starts = sorted(line.x0 for line in lines)
-    scored: list[tuple[tuple[int, int], float]] = []
-    for x in sorted(set(ends) | set(starts)):
-        if not 0.3 * width <= x <= 0.7 * width:
-            continue
-        gx = x + 0.5
-        left = bisect.bisect_right(ends, gx)
-        right = len(starts) - bisect.bisect_left(starts, gx)
-        across = len(lines) - left - right
-        if min(left, right) >= _GUTTER_MIN_SIDE and across <= max(3, len(lines) // 4):
-            scored.append(((min(left, right), -across), gx))
-    # The column test reads every line: only the best few candidates take it.
-    for _, gx in sorted(scored, reverse=True)[:_GUTTER_TRIES]:
-        if _fills_column(lines, gx, width):
-            return gx
-    return None
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2] if ordered else 0.0
-
-
-def _fills_column(lines: list[TextLine], gutter: float, width: float) -> bool:
-    """Whether the lines left of ``gutter`` are a column's: wide, and running up to it (a table's
-    cells and a list's short lines are narrow and stop well before; what is right of it may be a
-    table or a figure's caption as well as text)."""
-    left = [line for line in lines if line.x1 <= gutter]
-    wide = _median([line.x1 - line.x0 for line in left]) >= _COLUMN_MIN_WIDTH * width
-    return wide and _median([gutter - line.x1 for line in left]) <= _COLUMN_END_SHARE * width
-
-
-def reading_order(lines: list[TextLine], width: float) -> list[list[TextLine]]:
-    """Lines grouped into column runs in reading order (each run read top to bottom)."""
-    ordered = sorted(lines, key=lambda line: (line.top, line.x0))
-    gutter = _gutter(ordered, width)
-    if gutter is None:
-        return [ordered] if ordered else []
-    runs: list[list[TextLine]] = []
-    left: list[TextLine] = []
-    right: list[TextLine] = []
-    across: list[TextLine] = []  # consecutive lines across the gutter: one run (an abstract)
-    for line in ordered:
-        if line.x0 < gutter < line.x1:  # a line across the gutter closes the band above it
-            runs += [run for run in (left, right) if run]
-            left, right = [], []
-            across.append(line)
-            continue
-        if across:
-            runs.append(across)
-            across = []
-        (left if line.x1 <= gutter else right).append(line)
-    runs += [run for run in (across, left, right) if run]
-    return runs
-
-
 def rows_of(run: list[TextLine]) -> list[Row]:
     rows: list[Row] = []
     for line in sorted(run, key=lambda line: (line.top, line.x0)):
@@ -263,13 +180,21 @@ def rows_of(run: list[TextLine]) -> list[Row]:
 
 def join_line(parts: list[str], more: str) -> None:
     """The next line of a block onto its parts (joined at the end, so a long block is not copied
-    line by line): a hyphen between letters at the break is dropped, else a space joins them."""
+    line by line): a hyphen PDFium read as a word's break, or a hyphen between letters before a
+    small letter, is dropped; else a space joins them."""
     last = parts[-1] if parts else ""
-    if len(last) > 1 and last.endswith("-") and last[-2].isalpha() and more[:1].islower():
+    if last.endswith(LINE_END_HYPHEN) or (
+        len(last) > 1 and last.endswith("-") and last[-2].isalpha() and more[:1].islower()
+    ):
         parts[-1] = last[:-1]
         parts.append(more)
     else:
         parts += [" ", more] if parts else [more]
+
+
+def shown(text: str) -> str:
+    """A block's text as written: a line-end hyphen no line joined is a hyphen."""
+    return text.replace(LINE_END_HYPHEN, "-")
 
 
 @dataclass(slots=True)
@@ -287,11 +212,14 @@ class _Builder:
     style: tuple[float, bool] | None = None
     level: int = 0
     marker: str = ""
+    goes_on: bool = False
 
     def flush(self) -> None:
-        text = "".join(self.parts)
+        text = shown("".join(self.parts))
         if text:
-            if self.kind == "heading":
+            if self.kind == "heading" and (len(text) > _MAX_HEADING_CHARS or text.count(",") >= _LIST_COMMAS):
+                self.blocks.append(Block("paragraph", text))  # a list of names, not a title
+            elif self.kind == "heading":
                 level = self.census.outline_level(text) or self.level
                 self.blocks.append(Block("heading", text, level=level))
             elif self.kind == "item":
@@ -300,32 +228,41 @@ class _Builder:
                 self.blocks.append(Block("paragraph", text))
         self.parts, self.kind, self.style = [], "", None
 
-    def new_run(self) -> None:
+    def new_run(self, *, after_column: bool) -> None:
+        """A new run of lines; ``after_column``: it is the next column right of the last run's
+        (where a paragraph cut by the column's foot goes on)."""
         self.last = None
+        self.goes_on = after_column
 
     def add(self, row: Row, column_x0: float, column_x1: float) -> None:
         line = row.first
         text = row.text
         indent = line.x0 - column_x0
-        if self.last is None and self.kind in ("paragraph", "item") and text[:1].islower():
+        if self.last is None and self.goes_on and self.kind in ("paragraph", "item") and text[:1].islower():
             join_line(self.parts, text)  # it goes on from the column before
             self.last = row
             return
         gap = row.top - self.last.bottom if self.last is not None else 0.0
         spaced = self.last is not None and gap > _PARAGRAPH_GAP * line.height
-        bullet = _BULLET.match(text)
-        if not bullet and (
-            (self.census.heading_style(line) and not _SENTENCE_END.search(text))
-            or _heading_by_number(self.census, line, text)
-            or (len(row.cells) == 1 and outline_key(text) in self.census.outline)
-        ):
+        depth = numbering(text)
+        starts = self.kind != "paragraph" or spaced or self._new_paragraph(line, column_x0, column_x1)
+        if starts and (run_in := _run_in(row)) is not None:
+            self.flush()
+            lead, rest = run_in
+            lead_depth = numbering(lead)
+            level = MAX_LEVEL if lead_depth is None else min(lead_depth + _TITLE_LEVELS, MAX_LEVEL)
+            self.blocks.append(Block("heading", shown(lead), level=level))
+            self.kind, self.parts, self.item_x = "paragraph", [rest], []
+        elif _is_heading(self.census, row, text, depth):
             style = (line.size, line.bold)
-            if self.kind == "heading" and self.style == style and not spaced:
-                self.parts += [" ", text]
+            if self.kind == "heading" and self.style == style and not spaced and depth is None:
+                self.parts += [" ", text]  # a heading wrapped over two lines
             else:
                 self.flush()
                 self.kind, self.parts, self.style = "heading", [text], style
                 self.level = self.census.level(line)
+                if depth is not None and not self.census.heading_style(line):
+                    self.level = min(depth + _TITLE_LEVELS, MAX_LEVEL)
                 self.item_x = []
         elif (item := list_marker(text)) is not None:
             self.flush()
@@ -357,15 +294,48 @@ class _Builder:
         return indented or (short and bool(_SENTENCE_END.search(previous.text)))
 
 
-def _heading_by_number(census: Census, line: TextLine, text: str) -> bool:
-    """A numbered section title ("2.1 Methods") in bold: a heading even at body size."""
-    return (
-        line.bold
-        and bool(_SECTION_NUMBER.match(text))
-        and len(text) <= _MAX_HEADING_CHARS
-        and (not _SENTENCE_END.search(text))
-        and census.body_size > 0
-    )
+def _is_heading(census: Census, row: Row, text: str, depth: int | None) -> bool:
+    """Whether the row is a heading: in a heading style (larger than the body, or bold) and not
+    a sentence; or numbered as a section ("2.1 Methods", "IV. RESULTS", "B. Data") and set
+    apart from the body (bold, italic, larger, or in capitals), and not a sentence; or a title
+    the document's outline lists. Never a bullet, a caption, a date or a page number."""
+    if not census.body_size or _BULLET.match(text) or never_heading(text):
+        return False
+    sentence = bool(_SENTENCE_END.search(text))
+    if all(census.heading_style(cell) for cell in row.cells) and not sentence:
+        return True
+    title = split_number(text)
+    if depth is not None and not sentence and all(_set_apart(census, cell, title) for cell in row.cells):
+        return True
+    return len(row.cells) == 1 and outline_key(text) in census.outline
+
+
+def _run_in(row: Row) -> tuple[str, str] | None:
+    """A run-in heading: the bold or italic words a paragraph opens with, closed by a full stop,
+    a colon or a dash ("Results. The ...", "1) Set-up: we ..."): (the heading, the rest)."""
+    first = row.first
+    lead = first.lead
+    if not lead:
+        if len(row.cells) < _RUN_IN_CELLS or not (first.bold or first.italic):
+            return None
+        lead = first.text  # the lead-in set apart from its text by a wide space
+    rest = row.text[len(lead) :].strip()
+    closed = lead.rstrip().endswith((".", ":")) or rest.startswith(_RUN_IN_DASHES)
+    title = lead.strip().rstrip(".:").strip()
+    words = len(title.split())
+    if not closed or not rest or not 1 <= words <= _MAX_RUN_IN_WORDS or never_heading(title):
+        return None
+    if _BULLET.match(lead) or not _WORD.search(split_number(title)):
+        return None
+    return title, rest.lstrip("".join(_RUN_IN_DASHES) + ": ")
+
+
+def _set_apart(census: Census, line: TextLine, title: str) -> bool:
+    """Whether a line's style sets it apart from the body: bold, italic, larger, or capitals."""
+    letters = [ch for ch in title if ch.isalpha()]
+    capitals = len(letters) >= _MIN_CAPITALS and all(ch.isupper() for ch in letters)
+    larger = line.size >= census.body_size * _NUMBERED_SIZE_RATIO
+    return line.bold or line.italic or larger or capitals
 
 
 def list_marker(text: str) -> tuple[str, str] | None:
@@ -389,32 +359,46 @@ class Placed(NamedTuple):
 
 
 def page_blocks(
-    page: PageLines, census: Census, tables: Sequence[Placed] = (), held: Set[int] = frozenset()
+    page: PageLines,
+    census: Census,
+    tables: Sequence[Placed] = (),
+    held: Set[int] = frozenset(),
+    removed: Removed | None = None,
 ) -> list[Block]:
     """The blocks of one page in reading order, images and ``tables`` (found by the table
     finder, holding the page's lines ``held``) where they sit. A table takes part in the reading
     order as one line of its own box: in a column when it sits in one, across both when it
-    spans them."""
+    spans them. Furniture is left out and counted in ``removed``; text set at an angle inside
+    the body is a paragraph of its own where it sits (as an image is)."""
     stand_ins = {}
     for table in tables:
         line = TextLine(_TABLE_TEXT, table.x0, table.x1, table.top, table.bottom, 0.0, False, False)
         stand_ins[id(line)] = (line, table.block)
-    lines = [line for line in _kept(page, census) if id(line) not in held]
+    body = kept_lines(page, census.running, removed)
+    lines = [line for line in body if id(line) not in held]
     lines += [line for line, _ in stand_ins.values()]
     builder = _Builder(census)
     waiting = sorted(
-        (
-            Placed(image.top, image.bottom, image.x0, image.x1, Block("image", image.name))
-            for image in page.images
-        ),
+        [
+            *(
+                Placed(image.top, image.bottom, image.x0, image.x1, Block("image", image.name))
+                for image in page.images
+            ),
+            *(
+                Placed(line.top, line.bottom, line.x0, line.x1, Block("paragraph", shown(line.text)))
+                for line in turned_lines(page, body, removed)
+            ),
+        ],
         key=lambda placed: (placed.top, placed.x0),
     )
+    previous_x1: float | None = None
     for run in reading_order(lines, page.width):
         rows = rows_of(run)
         text = [line for line in run if id(line) not in stand_ins] or run
         column_x0 = min(line.x0 for line in text)
         column_x1 = max(line.x1 for line in text)
-        builder.new_run()
+        builder.new_run(after_column=previous_x1 is not None and previous_x1 <= column_x0)
+        previous_x1 = column_x1
         for row in rows:
             waiting = _place(waiting, row.top, builder)
             cells = []

@@ -31,7 +31,8 @@ from typing import Any, Final
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.graphics import PageGraphics, page_graphics
 from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine, VerticalRules, pdfium_page_lines
-from pdf_airlock.worker.pdf.structure import Row, join_line, reading_order, rows_of
+from pdf_airlock.worker.pdf.readingorder import reading_order
+from pdf_airlock.worker.pdf.structure import Row, join_line, rows_of, shown
 
 __all__ = ["MAX_EDGE_PAIRS", "Table", "find_tables", "read_page"]
 
@@ -197,7 +198,7 @@ def _cell_text(lines: list[TextLine]) -> str:
     parts: list[str] = []
     for line in sorted(lines, key=lambda line: (round(line.top), line.x0)):
         join_line(parts, line.text)
-    return "".join(parts)
+    return shown("".join(parts))
 
 
 def _bold_rows(rows: list[list[TextLine]]) -> int:

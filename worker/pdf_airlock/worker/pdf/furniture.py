@@ -1,0 +1,120 @@
+"""Page furniture: what a reader skips because it is the page's, not the text's.
+
+A stage of ``pdf_markdown``'s pipeline (lines -> furniture left out -> reading order). Input:
+the lines of untrusted pages (``layoutlines``); nothing is assumed about them. What it leaves
+out, and counts (``Removed``: the answer's warnings say how many lines and words):
+
+* running headers and footers: lines near the top or bottom edge (``EDGE_SHARE`` of the
+  page's height) whose text, digits aside, repeats on at least half the sampled pages
+  (``running_keys``, over the census's sample);
+* page numbers: a lone number ("12", "- 3 -", "Page 2 of 9", "iv") near those edges;
+* margin stamps: text set at an angle to the page (``PageLines.turned``) that lies in the
+  margin beside the body's lines (an arXiv identifier up the left edge, a "Draft" stamp).
+
+Turned text inside the body (a plot's vertical axis label, a diagonal watermark over the text)
+is not furniture: ``turned_blocks`` keeps it, as text of its own, never merged into a body line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Final
+
+from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine
+
+__all__ = ["EDGE_SHARE", "Removed", "edge_key", "kept_lines", "running_keys", "turned_lines"]
+
+EDGE_SHARE: Final = 0.09  # the top and bottom bands where running headers and footers live
+_RUNNING_SHARE: Final = 0.5
+_MARGIN_SLACK: Final = 2.0  # points: a stamp ends this close to the body's edge and still is beside it
+_PAGE_NUMBER: Final = re.compile(
+    r"^(page|p\.|seite|pagina)?\s*[-\u2013\u2014(]?\s*(\d{1,5}|[ivxlcdm]{1,7})\s*[-\u2013\u2014)]?"
+    r"(\s*(of|/|de|von)\s*\d{1,5})?$",
+    re.IGNORECASE,
+)
+_DIGITS: Final = re.compile(r"\d+")
+_WORD: Final = re.compile(r"\w+")  # a word as the fidelity check counts them
+
+
+@dataclass(slots=True)
+class Removed:
+    """What was left out as furniture: lines by kind, and their words (runs of letters and
+    digits)."""
+
+    running: int = 0
+    numbers: int = 0
+    stamps: int = 0
+    words: int = 0
+
+    def add(self, kind: str, line: TextLine) -> None:
+        setattr(self, kind, getattr(self, kind) + 1)
+        self.words += len(_WORD.findall(line.text))
+
+    def warning(self) -> str | None:
+        """The answer's warning about them, None when nothing was left out."""
+        parts = [
+            f"{count} {name}"
+            for count, name in (
+                (self.running, "running header or footer lines"),
+                (self.numbers, "page numbers"),
+                (self.stamps, "margin stamps"),
+            )
+            if count
+        ]
+        if not parts:
+            return None
+        return f"page furniture left out: {', '.join(parts)} ({self.words} words)"
+
+
+def edge_key(page: PageLines, line: TextLine) -> str | None:
+    """The line's text with digits masked, if it lies near the page's top or bottom edge."""
+    band = page.height * EDGE_SHARE
+    if line.bottom <= band or line.top >= page.height - band:
+        return _DIGITS.sub("#", line.text.casefold())
+    return None
+
+
+def running_keys(pages: list[PageLines]) -> frozenset[str]:
+    """The edge keys that repeat on at least half the pages (two at least)."""
+    if len(pages) < 2:
+        return frozenset()
+    seen: Counter[str] = Counter()
+    for page in pages:
+        seen.update({key for line in page.lines if (key := edge_key(page, line)) is not None})
+    needed = max(2, int(len(pages) * _RUNNING_SHARE + 0.5))
+    return frozenset(key for key, count in seen.items() if count >= needed)
+
+
+def kept_lines(page: PageLines, running: frozenset[str], removed: Removed | None = None) -> list[TextLine]:
+    """The page's lines without running headers, footers and lone page numbers at the edges."""
+    kept = []
+    for line in page.lines:
+        key = edge_key(page, line)
+        if key is not None and key in running:
+            if removed is not None:
+                removed.add("running", line)
+        elif key is not None and _PAGE_NUMBER.match(line.text.strip()):
+            if removed is not None:
+                removed.add("numbers", line)
+        else:
+            kept.append(line)
+    return kept
+
+
+def turned_lines(page: PageLines, body: list[TextLine], removed: Removed | None = None) -> list[TextLine]:
+    """The page's turned lines that are not margin stamps: those beside the body's lines (wholly
+    left of their left edge or right of their right edge) are left out and counted."""
+    if not page.turned:
+        return []
+    left = min((line.x0 for line in body), default=page.width / 2)
+    right = max((line.x1 for line in body), default=page.width / 2)
+    kept = []
+    for line in page.turned:
+        if line.x1 <= left + _MARGIN_SLACK or line.x0 >= right - _MARGIN_SLACK:
+            if removed is not None:
+                removed.add("stamps", line)
+        else:
+            kept.append(line)
+    return kept
