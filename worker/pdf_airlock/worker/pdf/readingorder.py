@@ -18,10 +18,11 @@ horizontal bands instead. Its steps, for a region (at first the whole page):
    - a horizontal gap is wider than it and at least ``_BAND_GAP_EMS`` line heights (the space
      under a title block or around a figure across the columns, wider than the gutter): then
      the widest horizontal gap splits the region into bands (read top to bottom) instead; or
-   - the lines on its two sides are rows of one layout rather than two columns of text: the
-     left lines are short, aligned on one edge, and most have a partner on the same baseline
-     on the right (a form's labels and fields, a table without rules, a table of contents):
-     then the region is one run, read row by row.
+   - the lines on its two sides are rows of one layout rather than two columns of text: one
+     side's lines are short, aligned on one edge, and most have a partner on the same baseline
+     on the other side (a form's labels and fields, a table without rules, a table of
+     contents; a short right side only beside ragged lines, not beside a justified column
+     with notes in its margin): then the region is one run, read row by row.
    A line across the gutter leaves no vertical gap, so the band it sits in is cut off
    first and placed where a reader meets it: above the columns it precedes, below those it
    follows.
@@ -101,7 +102,7 @@ def _cut(lines: list[TextLine], em: float, depth: int) -> list[tuple[list[TextLi
         left = [line for line in lines if line.x1 <= vertical.middle]
         right = [line for line in lines if line.x1 > vertical.middle]
         if horizontal.size <= max(vertical.size, _BAND_GAP_EMS * em):
-            if _rows(left, right, vertical):
+            if _rows(left, right):
                 return flat  # rows of cells: read row by row
             if all(line.vertical for line in lines):
                 left, right = right, left  # vertical writing: columns right to left
@@ -146,31 +147,42 @@ def _widest(lines: list[TextLine], *, across: bool) -> _Gap | None:
     return best
 
 
-def _rows(left: list[TextLine], right: list[TextLine], gap: _Gap) -> bool:
+def _rows(left: list[TextLine], right: list[TextLine]) -> bool:
     """Whether the two sides of a vertical gap are the cells of rows rather than two columns:
-    the left lines are short (not a column's lines of text), aligned on one edge (a table's or
-    a form's first column; not centred blocks side by side), and most share a baseline with a
-    line on the right."""
+    one side's lines are short (no column's lines of text), aligned on one edge (a table's or a
+    form's column; not centred blocks side by side) and mostly share a baseline with a line of
+    the other side; and when that side is the right one, the left lines are ragged (a table's
+    cells of text, not a justified column with notes in its margin)."""
     if len(left) < _MIN_ROWS or len(right) < _MIN_ROWS:
         return False
-    widths = sorted(line.x1 - line.x0 for line in left)
-    heights = sorted(line.height for line in left)
+    if _cells(left) and _partnered(left, right):
+        return True
+    return _cells(right) and not _aligned([line.x1 for line in left]) and _partnered(right, left)
+
+
+def _cells(lines: list[TextLine]) -> bool:
+    """Short lines aligned on one edge."""
+    widths = sorted(line.x1 - line.x0 for line in lines)
+    heights = sorted(line.height for line in lines)
     if widths[len(widths) // 2] >= _TEXT_LINE_EMS * heights[len(heights) // 2]:
         return False
-    if not _aligned([line.x0 for line in left]) and not _aligned([line.x1 for line in left]):
-        return False  # centred lines: blocks side by side (authors and their addresses)
-    by_top = sorted(right, key=lambda line: line.top)
+    return _aligned([line.x0 for line in lines]) or _aligned([line.x1 for line in lines])
+
+
+def _partnered(lines: list[TextLine], others: list[TextLine]) -> bool:
+    """Whether most of ``lines`` share a baseline with one of ``others``."""
+    by_top = sorted(others, key=lambda line: line.top)
     tops = [line.top for line in by_top]
-    tallest = max(line.height for line in right)
+    tallest = max(line.height for line in others)
     partnered = 0
-    for line in left:
+    for line in lines:
         start = bisect.bisect_left(tops, line.top - tallest)
         for other in by_top[start : bisect.bisect_left(tops, line.bottom)]:
             shared = min(line.bottom, other.bottom) - max(line.top, other.top)
             if shared >= _ROW_OVERLAP * min(line.height, other.height):
                 partnered += 1
                 break
-    return partnered >= _ROW_SHARE * len(left)
+    return partnered >= _ROW_SHARE * len(lines)
 
 
 def _aligned(edges: list[float]) -> bool:

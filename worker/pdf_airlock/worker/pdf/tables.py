@@ -287,15 +287,18 @@ def _logical_rows(
     rows: list[Row], ranges: list[tuple[float, float]], separators: list[float]
 ) -> list[list[Row]]:
     """Text rows grouped into the table's rows: by the bands rules or shading draw when they part
-    most text rows, else a row with nothing in the first column and no wider gap above it joins
+    most text rows (a row with a cell in the first column starts a row within a band too), else a
+    row with nothing in the first column and no wider gap above it joins
     the row above."""
     bands = [_band(separators, (row.top + row.bottom) / 2) for row in rows]
     if len(set(bands)) >= max(2, len(rows) * 0.5):
         grouped: list[list[Row]] = []
         for row, band in zip(rows, bands, strict=True):
-            if grouped and _band(separators, (grouped[-1][0].top + grouped[-1][0].bottom) / 2) == band:
+            first_column = any(_columns_of(cell, ranges)[0] == 0 for cell in row.cells)
+            same = grouped and _band(separators, (grouped[-1][0].top + grouped[-1][0].bottom) / 2) == band
+            if same and not first_column:
                 grouped[-1].append(row)
-            else:
+            else:  # a new band, or a new first cell within one (rules only under the header)
                 grouped.append([row])
         return grouped
     gaps = sorted(b.top - a.bottom for a, b in itertools.pairwise(rows))
