@@ -56,15 +56,29 @@ def furniture_words(warnings: list[str]) -> int:
 
 def compare(flat: str, markdown: str, warnings: list[str]) -> dict[str, Any]:
     """Lost and duplicated words of the Markdown against the flat text; ``excess_lost``: lost
-    words beyond the furniture the warnings count."""
+    words beyond the furniture the warnings count. Words spaced differently on the two sides
+    (PDFium's flat text runs "OverviewoftheModel" together where the Markdown has the spaces
+    the page shows, or the other way round) are ``respaced``, neither lost nor duplicated: a
+    lost word found in the Markdown's letters run together, a duplicated word found in the flat
+    text's, and the pieces of such words on the other side."""
     theirs, ours = words(flat), markdown_words(markdown)
-    lost = theirs - ours
-    duplicated = ours - theirs
+    lost, duplicated = theirs - ours, ours - theirs
+    ours_run = "".join(_WORD.findall(_PLACEHOLDER.sub(" ", markdown).casefold()))
+    flat_words = _WORD.findall(unicodedata.normalize("NFKC", _HYPHEN_BREAK.sub(r"\1", flat)).casefold())
+    theirs_run = "".join(flat_words)
+    joined = {word for word in lost if len(word) > 1 and word in ours_run}
+    joined |= {word for word in duplicated if len(word) > 1 and word in theirs_run}
+    respaced = 0
+    for side in (lost, duplicated):
+        for word in list(side):
+            if word in joined or any(word in whole for whole in joined):
+                respaced += side.pop(word)
     allowed = furniture_words(warnings)
     return {
         "words": sum(theirs.values()),
         "lost": sum(lost.values()),
         "duplicated": sum(duplicated.values()),
+        "respaced": respaced,
         "furniture": allowed,
         "excess_lost": max(0, sum(lost.values()) - allowed),
         "lost_sample": [word for word, _ in lost.most_common(8)],

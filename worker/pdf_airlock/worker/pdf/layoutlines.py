@@ -36,6 +36,7 @@ from typing import Any, Final
 from pdf_airlock.worker.pdf.textnorm import pdfium_text
 
 __all__ = [
+    "CJK",
     "LINE_END_HYPHEN",
     "MAX_LINES_PER_PAGE",
     "PageLines",
@@ -109,6 +110,8 @@ _PDFIUM_HYPHENS: Final = frozenset({0xFFFE, 0x02})  # a hyphen PDFium joined acr
 _HYPHEN_MARK: Final = "\ufffe"
 LINE_END_HYPHEN: Final = "\u00ad"  # a line's last character: a hyphen PDFium reads as a word's break
 _MAX_CODE_POINT: Final = 0x10FFFF
+_HIGH_SURROGATES: Final = (0xD800, 0xDC00)  # high from, low from
+_LOW_SURROGATES_END: Final = 0xE000
 _CELL_GAP_EMS: Final = 1.0  # a gap this many font sizes wide on one baseline starts a new line
 _BASELINE_JUMP: Final = 0.5  # a baseline this many font sizes away starts a new line
 _BOLD_WEIGHT: Final = 600
@@ -122,7 +125,8 @@ _TURNED_REACH_EMS: Final = 1.5  # the next character of a turned run is at most 
 _BACKSTEP_EMS: Final = 0.5  # a character this far left of its run's end is looked at again
 _VERTICAL_SLACK_EMS: Final = 0.6  # a stacked character starts within this of the one above's foot
 _FULL_TURN: Final = 360.0
-_CJK: Final = re.compile(
+_STACKED_OVERLAP: Final = 0.5  # of the narrower box's width, two stacked characters share
+CJK: Final = re.compile(  # ideographs, kana, hangul and their full-width punctuation
     "[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
 )
 
@@ -236,10 +240,18 @@ class _Gatherer:
         self.run: _Run | None = None
         self.turned: _Run | None = None  # the open run of text set at an angle
         self.last_turned = False  # whether the last character went to ``turned``
+        self.paired = -1  # the index of a low surrogate already read with its high one
         self.cuts = cuts
 
     def add(self, index: int) -> None:
+        if index == self.paired:
+            return  # the second half of a surrogate pair, taken with the first
         code = self.c.FPDFText_GetUnicode(self.raw, index)
+        if _HIGH_SURROGATES[0] <= code < _HIGH_SURROGATES[1]:
+            low = self.c.FPDFText_GetUnicode(self.raw, index + 1)
+            if _HIGH_SURROGATES[1] <= low < _LOW_SURROGATES_END:  # a character beyond U+FFFF
+                code = 0x10000 + ((code - _HIGH_SURROGATES[0]) << 10) + (low - _HIGH_SURROGATES[1])
+                self.paired = index + 1
         if code in _BREAKS:
             if not self.last_turned:
                 self.close()
@@ -287,7 +299,7 @@ class _Gatherer:
                 jumped = abs(box.bottom - run.y0) > limit and abs(box.top - run.y1) > limit
                 gap = box.left - run.x1
                 continues = not (jumped or gap > _CELL_GAP_EMS * run.em or self._ruled(box))
-                if jumped and len(run.indices) == 1 and _CJK.match(chr(code)) and _CJK.match(run.chars[-1]):
+                if jumped and len(run.indices) == 1 and CJK.match(chr(code)) and CJK.match(run.chars[-1]):
                     continues = run.vertical = self._below(run)
         stepped_back = run is not None and not run.vertical and box.left < run.x1 - _BACKSTEP_EMS * run.em
         angle = self._angle(index) if stepped_back or not continues else None
@@ -316,11 +328,11 @@ class _Gatherer:
     def _below(self, run: _Run) -> bool:
         """Whether the character stands right under the run's last one (vertical writing)."""
         left, right, bottom, _ = run.last
-        box = self.box
-        overlap = min(right, box.right) - max(left, box.left)
+        box_left, box_right, box_top = float(self.box.left), float(self.box.right), float(self.box.top)
+        overlap = min(right, box_right) - max(left, box_left)
         slack = _VERTICAL_SLACK_EMS * run.em
-        stacked = bottom - slack <= box.top <= bottom + slack
-        return stacked and overlap > 0.5 * min(right - left, box.right - box.left)
+        stacked = bottom - slack <= box_top <= bottom + slack
+        return stacked and overlap > _STACKED_OVERLAP * min(right - left, box_right - box_left)
 
     def _turned(self, index: int, code: int, angle: float) -> None:
         """A character set at an angle: onto the open turned run if it goes on from its last

@@ -26,8 +26,8 @@ horizontal bands instead. Its steps, for a region (at first the whole page):
    A line across the gutter leaves no vertical gap, so the band it sits in is cut off
    first and placed where a reader meets it: above the columns it precedes, below those it
    follows.
-3. Recurse into each part. A region that is one row (no horizontal gap: a heading's number
-   and its title), has no gap of either kind, or lies past ``MAX_DEPTH`` cuts is one run, its
+3. Recurse into each part. A region that is one row (its lines share a height: a heading's
+   number and its title), has no gap of either kind, or lies past ``MAX_DEPTH`` cuts is one run, its
    lines top to bottom; so is a region none of whose bands (between all its horizontal gaps)
    has a vertical gap, since no order of cuts could change its reading. Consecutive bands that
    were never split into columns are joined again into one run, so a single-column page is one
@@ -42,6 +42,7 @@ O(depth x n log n) for n lines, the depth bounded by ``MAX_DEPTH``.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -60,6 +61,8 @@ _TEXT_LINE_EMS: Final = 12.0  # left lines this many line heights wide (median) 
 _ALIGNED: Final = 2.0  # points: cells of one column start (or end) within this of each other
 _ALIGNED_SHARE: Final = 0.6
 _MIN_ROWS: Final = 2
+_LINE_NUMBER: Final = re.compile(r"[A-Z]?\d{1,5}[A-Z]?")  # "12", "31S", "S32": a margin's line numbers
+_LINE_NUMBER_SHARE: Final = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,21 +96,22 @@ def _top_down(lines: list[TextLine]) -> list[TextLine]:
 
 def _cut(lines: list[TextLine], em: float, depth: int) -> list[tuple[list[TextLine], bool]]:
     """The region's runs, each with whether it is a band never split into columns."""
-    horizontal = None if len(lines) <= 1 or depth >= MAX_DEPTH else _widest(lines, across=True)
     flat = [(_top_down(lines), True)]
-    if horizontal is None:  # one line, one row (read left to right), or deep enough
+    one_row = max(line.top for line in lines) < min(line.bottom for line in lines)
+    if len(lines) <= 1 or depth >= MAX_DEPTH or one_row:  # a row reads left to right
         return flat
+    horizontal = _widest(lines, across=True)
     vertical = _widest(lines, across=False)
     if vertical is not None and vertical.size >= _MIN_GUTTER_EMS * em:
         left = [line for line in lines if line.x1 <= vertical.middle]
         right = [line for line in lines if line.x1 > vertical.middle]
-        if horizontal.size <= max(vertical.size, _BAND_GAP_EMS * em):
+        if horizontal is None or horizontal.size <= max(vertical.size, _BAND_GAP_EMS * em):
             if _rows(left, right):
                 return flat  # rows of cells: read row by row
             if all(line.vertical for line in lines):
                 left, right = right, left  # vertical writing: columns right to left
             return _cut(left, em, depth + 1) + _cut(right, em, depth + 1)
-    if horizontal.size < _MIN_BAND_GAP or not _any_columns(lines, em):
+    if horizontal is None or horizontal.size < _MIN_BAND_GAP or not _any_columns(lines, em):
         return flat
     above = [line for line in lines if line.bottom <= horizontal.middle]
     below = [line for line in lines if line.bottom > horizontal.middle]
@@ -161,7 +165,11 @@ def _rows(left: list[TextLine], right: list[TextLine]) -> bool:
 
 
 def _cells(lines: list[TextLine]) -> bool:
-    """Short lines aligned on one edge."""
+    """Short lines aligned on one edge, not all bare numbers (a margin's line numbers beside
+    the text they count are a column of their own)."""
+    numbers = sum(1 for line in lines if _LINE_NUMBER.fullmatch(line.text))
+    if numbers >= _LINE_NUMBER_SHARE * len(lines):
+        return False
     widths = sorted(line.x1 - line.x0 for line in lines)
     heights = sorted(line.height for line in lines)
     if widths[len(widths) // 2] >= _TEXT_LINE_EMS * heights[len(heights) // 2]:

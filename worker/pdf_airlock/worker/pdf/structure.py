@@ -49,6 +49,9 @@ _BULLET: Final = re.compile(
     r"^([\u2022\u25e6\u25aa\u25ab\u2023\u2043\u25cf\u25cb\u25a0\u25a1\u25c6\u25c7\u25ba\u25b8\u2013\u2014*\u00b7-])\s+(.*)$"
 )
 _NUMBERED: Final = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivx]{1,5})[.)])\s+(.*)$")
+_CJK: Final = re.compile(  # Han and kana (and their punctuation), written without spaces; not hangul
+    "[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+)
 _TITLE_LEVELS: Final = 1  # levels above a document's first section number (its title)
 _MIN_CAPITALS: Final = 3
 _LIST_COMMAS: Final = 3  # a "heading" with this many commas is a list of names (authors)
@@ -181,13 +184,16 @@ def rows_of(run: list[TextLine]) -> list[Row]:
 def join_line(parts: list[str], more: str) -> None:
     """The next line of a block onto its parts (joined at the end, so a long block is not copied
     line by line): a hyphen PDFium read as a word's break, or a hyphen between letters before a
-    small letter, is dropped; else a space joins them."""
+    small letter, is dropped; lines of Chinese or Japanese join without a space; else a space
+    joins them."""
     last = parts[-1] if parts else ""
     if last.endswith(LINE_END_HYPHEN) or (
         len(last) > 1 and last.endswith("-") and last[-2].isalpha() and more[:1].islower()
     ):
         parts[-1] = last[:-1]
         parts.append(more)
+    elif last and more and _CJK.match(last[-1]) and _CJK.match(more[0]):
+        parts.append(more)  # Chinese and Japanese put no space between lines
     else:
         parts += [" ", more] if parts else [more]
 
