@@ -1,6 +1,6 @@
 """Cell accuracy, phantom tables and time per page of ``pdf_tables`` beside its peers.
 
-    python bench/tables_score.py [--rounds 3] [--real DIR] [--no-write]
+    python bench/tables_score.py [--rounds 3] [--no-write]
 
 Builds the generated corpus (bench/tables_corpus.py: every style with known cells, and pages with
 lists and two columns and no table) and runs, side by side on the same files:
@@ -17,9 +17,8 @@ found table: extra rows or columns around it cost nothing here); cell accuracy i
 cells (a missed table scores 0 for its cells). A found table matched to no truth table is a
 phantom. Time per page: each file's median over ``--rounds`` runs, summed, over its pages.
 
-``--real DIR`` adds files of a public corpus (never committed) with hand-checked truth from
-``bench/tables_real_truth.json`` ({file: [{page, rows}]}; a file listed with no table counts its
-phantoms). Results go to docs/performance.md between the ``TABLES-QUALITY`` markers.
+Results go to docs/performance.md between the ``TABLES-QUALITY`` markers. Tables of real documents
+are scored against independent truth by ``bench/structure_score.py`` (ICDAR 2013).
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench" / ".corpus" / "tables"
-REAL_TRUTH = ROOT / "bench" / "tables_real_truth.json"
 PEERS_PYTHON = Path("/tmp/peers/bin/python")
 MARKER = "TABLES-QUALITY"
 SYSTEMS = ("pdf-airlock", "pdfplumber", "pdfplumber-text", "camelot-lattice", "camelot-stream")
@@ -203,17 +201,15 @@ def page_count(path: Path) -> int:
         document.close()
 
 
-def style_of(path: Path, real: dict[str, Tables]) -> str:
-    return "real files" if path.name in real else path.stem.rsplit("-", 1)[0]
+def style_of(path: Path) -> str:
+    return path.stem.rsplit("-", 1)[0]
 
 
-def score_system(
-    outputs: Outputs, truths: dict[str, Tables], files: list[Path], real: dict[str, Tables]
-) -> dict[str, list[float]]:
+def score_system(outputs: Outputs, truths: dict[str, Tables], files: list[Path]) -> dict[str, list[float]]:
     """Per style: [matching cells, truth cells, phantoms, seconds, pages, failed files]."""
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0] * 6)
     for path in files:
-        row = sums[style_of(path, real)]
+        row = sums[style_of(path)]
         answer = outputs.get(str(path))
         if answer is None:
             row[5] += 1
@@ -278,10 +274,8 @@ def report(argv: list[str], lines: list[str], versions: str, files: int) -> str:
         f"Each cell: cell accuracy (matching cells / truth cells) / phantom tables, over {files} files. "
         "pdf-airlock runs through the server over stdio, each document in a sandboxed job child; the "
         "peers run in-process. Targets: accuracy >= 0.95 on every style, 0 phantoms, time per page "
-        "within 2x of pdfplumber. Real files: tables of pdf.js's corpus (`--real`, never committed) "
-        "with truth in bench/tables_real_truth.json, written from pdf-airlock's answer and checked "
-        "cell by cell against the rendered pages (a source that favours pdf-airlock where the eye "
-        "agrees with it); their phantoms are found tables on pages the truth says have none."
+        "within 2x of pdfplumber. Tables of real documents: the ICDAR 2013 rows of STRUCTURE-QUALITY "
+        "(independent truth, `bench/structure_score.py`)."
     )
     return "\n".join(
         [
@@ -296,19 +290,10 @@ def report(argv: list[str], lines: list[str], versions: str, files: int) -> str:
     )
 
 
-def load_real(folder: Path | None) -> tuple[list[Path], dict[str, Tables]]:
-    if folder is None or not REAL_TRUTH.exists():
-        return [], {}
-    known: dict[str, Tables] = json.loads(REAL_TRUTH.read_text())
-    present = {name: tables for name, tables in known.items() if (folder / name).exists()}
-    return [folder / name for name in sorted(present)], present
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--peers-python", type=Path, default=PEERS_PYTHON)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--real", type=Path, help="folder of public files listed in tables_real_truth.json")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md")
     parser.add_argument("--peer", choices=PEERS, help=argparse.SUPPRESS)
@@ -321,18 +306,16 @@ def main() -> None:
     from tables_corpus import build
 
     generated = build(args.corpus)
-    real_files, real = load_real(args.real)
-    files = generated + real_files
+    files = generated
     truths = {str(p): json.loads(p.with_suffix(".json").read_text())["tables"] for p in generated}
-    truths |= {str(args.real / name): tables for name, tables in real.items()} if args.real else {}
     outputs = {
         "pdf-airlock": run_airlock(files, args.rounds),
         "pdfplumber": run_plumber(files, args.rounds, text=False),
         "pdfplumber-text": run_plumber(files, args.rounds, text=True),
     }
     outputs |= {name: run_peer(args.peers_python, name, files, args.rounds) for name in PEERS}
-    results = {system: score_system(outputs[system], truths, files, real) for system in SYSTEMS}
-    styles = [*dict.fromkeys(style_of(p, real) for p in files)]
+    results = {system: score_system(outputs[system], truths, files) for system in SYSTEMS}
+    styles = [*dict.fromkeys(style_of(p) for p in files)]
     text = report(sys.argv[1:], table_lines(results, styles), peer_versions(args.peers_python), len(files))
     sys.stdout.write(text + "\n")
     if not args.no_write:
