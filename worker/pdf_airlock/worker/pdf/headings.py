@@ -4,7 +4,8 @@ Part of ``pdf_markdown``'s structure stage. Input: the text of one untrusted lin
 assumed about it. ``numbering`` reads the numbering schemes of real documents and gives the
 depth they say (``1`` / ``I.`` / ``Appendix A`` is 1; ``1.1`` / ``A.`` / ``II-A`` is 2; ``1.1.1``
 / ``1)`` / ``II-A1`` is 3; ``(1)`` / ``a)`` is 4); ``never_heading`` refuses captions ("Figure 3.",
-"Table II"), dates and page numbers, whatever their style.
+"Table II"), dates and page numbers, whatever their style; ``is_label`` refuses a paper's
+metadata labels ("Keywords", "Index Terms") as run-in headings.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["MAX_HEADING_WORDS", "never_heading", "numbering", "split_number"]
+__all__ = ["MAX_HEADING_WORDS", "is_label", "never_heading", "numbering", "split_number"]
 
 MAX_HEADING_WORDS: Final = 14  # a numbered line with more words is a list item or a sentence
 _SCHEMES: Final = (
@@ -39,6 +40,20 @@ _DATE: Final = re.compile(
     re.IGNORECASE,
 )
 _WORD: Final = re.compile(r"[^\W\d_]{2}")
+_LABELS: Final = frozenset(  # a paper's metadata labels run in before their values
+    {
+        "keywords",
+        "key words",
+        "index terms",
+        "general terms",
+        "categories and subject descriptors",
+        "ccs concepts",
+        "acm reference format",
+        "additional key words and phrases",
+        "mathematics subject classification",
+        "jel classification",
+    }
+)
 _NUMBER_ONLY: Final = re.compile(r"^[\W\d_]*$|^(page\s+)?\d+(\s+of\s+\d+)?$", re.IGNORECASE)
 
 
@@ -69,3 +84,8 @@ def never_heading(text: str) -> bool:
     """A caption, a date or a page number: never a heading, whatever its style."""
     stripped = text.strip()
     return bool(_CAPTION.match(stripped) or _DATE.match(stripped) or _NUMBER_ONLY.match(stripped))
+
+
+def is_label(text: str) -> bool:
+    """A paper's metadata label ("Keywords", "Index Terms"): run in, but no heading."""
+    return " ".join(text.casefold().replace("\u2014", " ").split()).strip(" .:-") in _LABELS

@@ -29,7 +29,7 @@ from typing import Final, NamedTuple
 
 from pdf_airlock.worker.contract import MARKDOWN_MAX_LEVEL
 from pdf_airlock.worker.pdf.furniture import Removed, edge_key, kept_lines, running_keys, turned_lines
-from pdf_airlock.worker.pdf.headings import never_heading, numbering, split_number
+from pdf_airlock.worker.pdf.headings import is_label, never_heading, numbering, split_number
 from pdf_airlock.worker.pdf.layoutlines import LINE_END_HYPHEN, PageLines, TextLine
 from pdf_airlock.worker.pdf.readingorder import reading_order
 
@@ -57,10 +57,16 @@ _MIN_CAPITALS: Final = 3
 _LIST_COMMAS: Final = 3  # a "heading" with this many commas is a list of names (authors)
 _RUN_IN_CELLS: Final = 2
 _MAX_RUN_IN_WORDS: Final = 10
+_LETTER_SHARE: Final = 0.6
+_NUMBER_GAP_EMS: Final = 4.0  # a section number stands at most this far left of its title
+_MATHS: Final = re.compile("[=<>\u2190-\u21ff\u2200-\u22ff\u27e8\u27e9{}|]")
+_MAX_OPEN_RUN_IN_WORDS: Final = 6  # bold words run in without a full stop: at most this many
+_SENTENCE_START: Final = re.compile(r"[A-Z][a-z]")
 _RUN_IN_DASHES: Final = ("\u2014", "\u2013", "-", ":")
 _WORD: Final = re.compile(r"[^\W\d_]{2}")
 _NUMBERED_SIZE_RATIO: Final = 1.05
 _SENTENCE_END: Final = re.compile(r"[.!?:;]\W*$")
+_STATEMENT_END: Final = re.compile(r"[.!:;]\W*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,28 +101,26 @@ class Census:
         census = cls(body_size=sizes.most_common(1)[0][0] if sizes else 0.0)
         census.running = running_keys(pages)
         styles: Counter[tuple[float, bool]] = Counter()
-        for page in pages:
-            for line in page.lines:
-                if census.heading_style(line) and edge_key(page, line) not in census.running:
-                    styles[(line.size, line.bold)] += 1
-        ranked = sorted(styles, key=lambda style: (-style[0], not style[1]))
-        census.levels = {style: min(rank + 1, MAX_LEVEL) for rank, style in enumerate(ranked)}
         depths: dict[tuple[float, bool], Counter[int]] = {}
         for page in pages:
-            for line in page.lines:
+            for line, text in _titled(page.lines):
+                if not census.heading_style(line) or edge_key(page, line) in census.running:
+                    continue
+                if never_heading(text) or not reads_as_words(text):
+                    continue
                 style = (line.size, line.bold)
-                if style in census.levels and (depth := numbering(line.text)) is not None:
+                styles[style] += 1
+                if (depth := numbering(text)) is not None:
                     depths.setdefault(style, Counter())[depth] += 1
-        for style, counts in depths.items():  # numbered headings of a style say its level
-            census.levels[style] = min(counts.most_common(1)[0][0] + _TITLE_LEVELS, MAX_LEVEL)
+        census.levels = _levels(styles, depths)
         census.outline = outline or {}
         matched = [
-            census.level(line)
+            census.level(line) if (depth := numbering(text)) is None else depth + _TITLE_LEVELS
             for page in pages
-            for line in page.lines
-            if census.heading_style(line) and outline_key(line.text) in census.outline
+            for line, text in _titled(page.lines)
+            if census.heading_style(line) and outline_key(text) in census.outline
         ]
-        census.shift = max(0, min(matched) - 1) if matched else 0
+        census.shift = min(max(0, min(matched) - 1), _TITLE_LEVELS) if matched else 0
         return census
 
     def outline_level(self, text: str) -> int | None:
@@ -134,6 +138,59 @@ class Census:
 
     def level(self, line: TextLine) -> int:
         return self.levels.get((line.size, line.bold), MAX_LEVEL)
+
+
+def _titled(lines: list[TextLine]) -> list[tuple[TextLine, str]]:
+    """Each line with its text, a bare section number ("2.1") joined to the title beside it on
+    its baseline (the pair's style is the title's)."""
+    out = []
+    ordered = sorted(lines, key=lambda line: (round(line.top), line.x0))
+    skip = -1
+    for at, line in enumerate(ordered):
+        if at == skip:
+            continue
+        after = ordered[at + 1] if at + 1 < len(ordered) else None
+        bare = not _WORD.search(line.text) and numbering(line.text + " Ab") is not None
+        beside = after is not None and abs(after.top - line.top) < line.height / 2
+        if bare and after is not None and beside and 0 <= after.x0 - line.x1 <= _NUMBER_GAP_EMS * line.height:
+            out.append((after, f"{line.text} {after.text}"))
+            skip = at + 1
+            continue
+        out.append((line, line.text))
+    return out
+
+
+def _levels(
+    styles: Counter[tuple[float, bool]], depths: dict[tuple[float, bool], Counter[int]]
+) -> dict[tuple[float, bool], int]:
+    """Heading levels by style. A style with numbered headings takes the level of their usual
+    depth (below the title's); the others take the level of the numbered style of their size or
+    the next larger one (level 1 above them all: a title), one below the deepest past the
+    smallest. Without numbering, styles rank by size (bold first)."""
+    numbered = {style: counts.most_common(1)[0][0] + _TITLE_LEVELS for style, counts in depths.items()}
+    if not numbered:
+        ranked = sorted(styles, key=lambda style: (-style[0], not style[1]))
+        return {style: min(rank + 1, MAX_LEVEL) for rank, style in enumerate(ranked)}
+    by_size = sorted(numbered.items(), key=lambda item: (item[0][0], item[0][1]))
+    levels = {}
+    for style in styles:
+        if style in numbered:
+            levels[style] = min(numbered[style], MAX_LEVEL)
+            continue
+        larger = [level for numbered_style, level in by_size if numbered_style >= style]
+        if style[0] < by_size[0][0][0]:
+            levels[style] = min(max(numbered.values()) + 1, MAX_LEVEL)
+        else:
+            levels[style] = min(*larger, MAX_LEVEL) if larger else 1
+    return levels
+
+
+def reads_as_words(text: str) -> bool:
+    """Whether a line reads as words (a heading's), not as a formula, code or a figure's labels:
+    a word of two letters at least, most characters letters, no operator of mathematics."""
+    compact = [ch for ch in text if not ch.isspace()]
+    letters = sum(1 for ch in compact if ch.isalpha())
+    return bool(_WORD.search(text)) and letters >= _LETTER_SHARE * len(compact) and not _MATHS.search(text)
 
 
 def outline_key(text: str) -> str:
@@ -262,12 +319,12 @@ class _Builder:
         elif _is_heading(self.census, row, text, depth):
             style = (line.size, line.bold)
             if self.kind == "heading" and self.style == style and not spaced and depth is None:
-                self.parts += [" ", text]  # a heading wrapped over two lines
+                join_line(self.parts, text)  # a heading wrapped over two lines
             else:
                 self.flush()
                 self.kind, self.parts, self.style = "heading", [text], style
                 self.level = self.census.level(line)
-                if depth is not None and not self.census.heading_style(line):
+                if depth is not None:  # the section number says the level
                     self.level = min(depth + _TITLE_LEVELS, MAX_LEVEL)
                 self.item_x = []
         elif (item := list_marker(text)) is not None:
@@ -305,9 +362,11 @@ def _is_heading(census: Census, row: Row, text: str, depth: int | None) -> bool:
     a sentence; or numbered as a section ("2.1 Methods", "IV. RESULTS", "B. Data") and set
     apart from the body (bold, italic, larger, or in capitals), and not a sentence; or a title
     the document's outline lists. Never a bullet, a caption, a date or a page number."""
-    if not census.body_size or _BULLET.match(text) or never_heading(text):
+    if not census.body_size or _BULLET.match(text) or never_heading(text) or is_label(text):
         return False
-    sentence = bool(_SENTENCE_END.search(text))
+    if not reads_as_words(text):
+        return False
+    sentence = bool(_STATEMENT_END.search(text))  # a heading may ask a question
     if all(census.heading_style(cell) for cell in row.cells) and not sentence:
         return True
     title = split_number(text)
@@ -318,18 +377,26 @@ def _is_heading(census: Census, row: Row, text: str, depth: int | None) -> bool:
 
 def _run_in(row: Row) -> tuple[str, str] | None:
     """A run-in heading: the bold or italic words a paragraph opens with, closed by a full stop,
-    a colon or a dash ("Results. The ...", "1) Set-up: we ..."): (the heading, the rest)."""
-    first = row.first
-    lead = first.lead
+    a colon or a dash ("Results. The ...", "1) Set-up: we ..."), or bold words before a new
+    sentence ("Contributions In this paper ..."), after a section number if any ("2.2.1 Total
+    ordering. Production ..."): (the heading, the rest)."""
+    cells = row.cells
+    number = ""
+    if len(cells) >= _RUN_IN_CELLS and not _WORD.search(cells[0].text) and numbering(cells[0].text + " A"):
+        number, cells = cells[0].text + " ", cells[1:]  # a section number set apart by a wide space
+    first = cells[0]
+    lead, bold = first.lead, first.lead_bold
     if not lead:
-        if len(row.cells) < _RUN_IN_CELLS or not (first.bold or first.italic):
+        if len(cells) < _RUN_IN_CELLS or not (first.bold or first.italic):
             return None
-        lead = first.text  # the lead-in set apart from its text by a wide space
-    rest = row.text[len(lead) :].strip()
+        lead, bold = first.text, first.bold  # the lead-in set apart from its text by a wide space
+    rest = " ".join(cell.text for cell in cells)[len(lead) :].strip()
     closed = lead.rstrip().endswith((".", ":")) or rest.startswith(_RUN_IN_DASHES)
-    title = lead.strip().rstrip(".:").strip()
+    title = number + lead.strip().rstrip(".:").strip()
     words = len(title.split())
-    if not closed or not rest or not 1 <= words <= _MAX_RUN_IN_WORDS or never_heading(title):
+    if not closed and not (bold and words <= _MAX_OPEN_RUN_IN_WORDS and _SENTENCE_START.match(rest)):
+        return None
+    if not rest or not 1 <= words <= _MAX_RUN_IN_WORDS or never_heading(title) or is_label(title):
         return None
     if _BULLET.match(lead) or not _WORD.search(split_number(title)):
         return None
