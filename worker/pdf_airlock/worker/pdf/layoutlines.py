@@ -247,10 +247,10 @@ class _Gatherer:
         self.paired = -1  # the index of a low surrogate already read with its high one
         self.cuts = cuts
 
-    def add(self, index: int) -> None:
+    def add(self, index: int, code: int) -> None:
+        """The character at ``index`` of the text page, whose code (UTF-16) is ``code``."""
         if index == self.paired:
             return  # the second half of a surrogate pair, taken with the first
-        code = self.c.FPDFText_GetUnicode(self.raw, index)
         if _HIGH_SURROGATES[0] <= code < _HIGH_SURROGATES[1]:
             low = self.c.FPDFText_GetUnicode(self.raw, index + 1)
             if _HIGH_SURROGATES[1] <= low < _LOW_SURROGATES_END:  # a character beyond U+FFFF
@@ -466,8 +466,12 @@ def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | N
         if count > MAX_CHARS_PER_PAGE:
             count, result.cut = MAX_CHARS_PER_PAGE, True
         gatherer = _Gatherer(textpage.raw, result, cuts)
+        codes = _codes(textpage.raw, count)
         for index in range(count):
-            gatherer.add(index)
+            gatherer.add(
+                index,
+                codes[index] if codes is not None else pdfium_c.FPDFText_GetUnicode(textpage.raw, index),
+            )
             if len(result.lines) >= MAX_LINES_PER_PAGE:
                 result.cut = True
                 break
@@ -476,6 +480,29 @@ def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | N
         textpage.close()
     result.images = _images(page, image_names, height)
     return result
+
+
+def _codes(raw: Any, count: int) -> list[int] | None:
+    """The codes of the text page's characters read in one call of PDFium (``FPDFText_GetText``:
+    one UTF-16 unit a character), or None where that does not hold (then each is asked for)."""
+    import array
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    if count <= 0:
+        return None
+    buffer = ctypes.create_string_buffer((count + 1) * 2)
+    written = int(
+        pdfium_c.FPDFText_GetText(raw, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)))
+    )
+    if written - 1 != count:
+        return None
+    codes = array.array("H", buffer.raw[: count * 2]).tolist()
+    probes = {0, count // 2, count - 1}
+    if any(codes[index] != pdfium_c.FPDFText_GetUnicode(raw, index) for index in probes):
+        return None
+    return codes
 
 
 def _images(page: Any, names: list[str], height: float) -> list[PageImage]:
