@@ -127,7 +127,7 @@ def test_every_word_of_the_flat_text_once(paper: Path) -> None:
         answer["warnings"],
     )
     stamp_words = len(markdown_fidelity.words(latex_docs.STAMP))
-    assert found["furniture"] == 2 * stamp_words == found["lost"]
+    assert found["furniture"] == 2 * stamp_words >= found["lost"]  # a stamp word may be a body word too
     assert (found["excess_lost"], found["duplicated"]) == (0, 0), found
 
 

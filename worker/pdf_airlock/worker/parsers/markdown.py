@@ -115,7 +115,7 @@ class _Pages:
             for table in tables
         ]
         held = {id(lines.lines[i]) for table in tables for i in table.lines}
-        return page_blocks(lines, census, placed, held, removed)
+        return page_blocks(lines, census, placed, held, removed, first=index == 0)
 
     def _tables(self, index: int, lines: PageLines) -> list[Table]:
         if index not in self.tables:

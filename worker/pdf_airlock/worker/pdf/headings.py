@@ -24,6 +24,7 @@ _SCHEMES: Final = (
     (re.compile(r"^([IVXL]{1,6})\.\s+"), 1),
     (re.compile(r"^([A-Z])\.\s+"), 2),
     (re.compile(r"^([A-Z]\.\d{1,2}(?:\.\d{1,2})?)\.?\s+"), 0),  # A.1, B.2.3: appendix sections
+    (re.compile(r"^([A-H])\s+(?=[A-Z][a-z])"), 1),  # "A Omitted proofs": an appendix (LNCS)
     (re.compile(r"^(\d{1,2})\)\s+"), 3),
     (re.compile(r"^\((\d{1,2}|[a-z])\)\s+"), 4),
     (re.compile(r"^([a-z])\)\s+"), 4),

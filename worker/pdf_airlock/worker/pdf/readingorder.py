@@ -15,9 +15,12 @@ horizontal bands instead. Its steps, for a region (at first the whole page):
    line covers from the region's top to its bottom (a gutter), at least ``_MIN_GUTTER_EMS``
    wide; a *horizontal gap* is a y range no line covers across the region's width.
 2. The widest vertical gap splits the region into columns (read left to right) unless
-   - a horizontal gap is wider than it and at least ``_BAND_GAP_EMS`` line heights (the space
-     under a title block or around a figure across the columns, wider than the gutter): then
-     the widest horizontal gap splits the region into bands (read top to bottom) instead; or
+   - the widest horizontal gap is wider than the gutter and ``_BAND_GAP_EMS`` line heights
+     high, with an image across the gutter inside it or different columns above and below it
+     (the space under a title block, around a figure across the columns; not a gap two columns
+     of text happen to share), or a line height high with the lines above it much narrower
+     than those below (author blocks side by side over two columns of text): then it splits
+     the region into bands (read top to bottom); or
    - the lines on its two sides are rows of one layout rather than two columns of text: one
      side's lines are short, aligned on one edge, and most have a partner on the same baseline
      on the other side (a form's labels and fields, a table without rules, a table of
@@ -55,6 +58,9 @@ MAX_DEPTH: Final = 64  # cuts deep; a region past it is read top to bottom
 _MIN_GUTTER_EMS: Final = 0.8  # a vertical gap at least this many line heights wide splits columns
 _MIN_BAND_GAP: Final = 0.5  # points: a horizontal gap at least this high splits bands
 _BAND_GAP_EMS: Final = 1.5  # a horizontal gap this many line heights high may win over a gutter
+_NARROWER: Final = 0.7  # lines above a gap this much narrower (median) than below: another band
+_NARROW_BAND_GAP_EMS: Final = 1.0  # and the gap at least this many line heights high
+_EDGE_SLACK: Final = 3.0  # points: columns whose edges at the gutter agree this well are the same
 _ROW_SHARE: Final = 0.6  # of the left side's lines with a partner on the same baseline: rows
 _ROW_OVERLAP: Final = 0.5  # of the lower line's height two lines share to be on one baseline
 _TEXT_LINE_EMS: Final = 12.0  # left lines this many line heights wide (median) are a column's text
@@ -79,24 +85,34 @@ class _Gap:
         return (self.start + self.end) / 2
 
 
-def reading_order(lines: Sequence[TextLine], width: float) -> list[list[TextLine]]:
+@dataclass(frozen=True, slots=True)
+class _Page:
+    em: float  # the lines' usual height
+    figures: tuple[tuple[float, float, float, float], ...]  # images' boxes: x0, top, x1, bottom
+
+
+def reading_order(
+    lines: Sequence[TextLine], width: float, figures: Sequence[tuple[float, float, float, float]] = ()
+) -> list[list[TextLine]]:
     """Lines grouped into runs in reading order (each run read top to bottom). ``width`` is the
-    page's, kept for callers; the cuts depend on the lines alone."""
+    page's, kept for callers; the cuts depend on the lines and the ``figures`` (images' boxes:
+    x0, top, x1, bottom) alone."""
     del width
     if not lines:
         return []
     heights = sorted(line.height for line in lines if not line.vertical) or [10.0]
-    em = max(heights[len(heights) // 2], 1.0)
-    return [run for run, _ in _cut(list(lines), em, 0)]
+    page = _Page(max(heights[len(heights) // 2], 1.0), tuple(figures))
+    return [run for run, _ in _cut(list(lines), page, 0)]
 
 
 def _top_down(lines: list[TextLine]) -> list[TextLine]:
     return sorted(lines, key=lambda line: (line.top, line.x0))
 
 
-def _cut(lines: list[TextLine], em: float, depth: int) -> list[tuple[list[TextLine], bool]]:
+def _cut(lines: list[TextLine], page: _Page, depth: int) -> list[tuple[list[TextLine], bool]]:
     """The region's runs, each with whether it is a band never split into columns."""
     flat = [(_top_down(lines), True)]
+    em = page.em
     one_row = max(line.top for line in lines) < min(line.bottom for line in lines)
     if len(lines) <= 1 or depth >= MAX_DEPTH or one_row:  # a row reads left to right
         return flat
@@ -105,20 +121,63 @@ def _cut(lines: list[TextLine], em: float, depth: int) -> list[tuple[list[TextLi
     if vertical is not None and vertical.size >= _MIN_GUTTER_EMS * em:
         left = [line for line in lines if line.x1 <= vertical.middle]
         right = [line for line in lines if line.x1 > vertical.middle]
-        if horizontal is None or horizontal.size <= max(vertical.size, _BAND_GAP_EMS * em):
+        if horizontal is None or not _band_first(lines, horizontal, vertical, page):
             if _rows(left, right):
                 return flat  # rows of cells: read row by row
             if all(line.vertical for line in lines):
                 left, right = right, left  # vertical writing: columns right to left
-            return _cut(left, em, depth + 1) + _cut(right, em, depth + 1)
+            return _cut(left, page, depth + 1) + _cut(right, page, depth + 1)
     if horizontal is None or horizontal.size < _MIN_BAND_GAP or not _any_columns(lines, em):
         return flat
     above = [line for line in lines if line.bottom <= horizontal.middle]
     below = [line for line in lines if line.bottom > horizontal.middle]
-    first, second = _cut(above, em, depth + 1), _cut(below, em, depth + 1)
+    first, second = _cut(above, page, depth + 1), _cut(below, page, depth + 1)
     if len(first) == len(second) == 1 and first[0][1] and second[0][1]:
         return [(first[0][0] + second[0][0], True)]  # one band still: one run
     return first + second
+
+
+def _band_first(lines: list[TextLine], horizontal: _Gap, vertical: _Gap, page: _Page) -> bool:
+    """Whether the horizontal gap cuts bands before the gutter cuts columns:
+
+    - it is wider than the gutter and ``_BAND_GAP_EMS`` line heights high, and either an image
+      spans the gutter inside it (a figure across the columns) or the columns above and below
+      it are not the same (their edges at the gutter differ: not a gap two columns of text
+      happen to share at one height);
+    - or it is a line height high and the lines above it are much narrower than those below
+      (author blocks side by side over two columns of text).
+    """
+    em = page.em
+    above = [line for line in lines if line.bottom <= horizontal.middle]
+    below = [line for line in lines if line.bottom > horizontal.middle]
+    if horizontal.size >= _BAND_GAP_EMS * em and horizontal.size > vertical.size:
+        return _figure_across(page, horizontal, vertical) or not _same_columns(above, below, vertical)
+    if horizontal.size < _NARROW_BAND_GAP_EMS * em:
+        return False
+    widths_above = sorted(line.x1 - line.x0 for line in above)
+    widths_below = sorted(line.x1 - line.x0 for line in below)
+    return widths_above[len(widths_above) // 2] < _NARROWER * widths_below[len(widths_below) // 2]
+
+
+def _figure_across(page: _Page, horizontal: _Gap, vertical: _Gap) -> bool:
+    return any(
+        x0 < vertical.start and x1 > vertical.end and top < horizontal.end and bottom > horizontal.start
+        for x0, top, x1, bottom in page.figures
+    )
+
+
+def _same_columns(above: list[TextLine], below: list[TextLine], gutter: _Gap) -> bool:
+    """Whether both sides of the gutter hold lines above and below, their edges at the gutter
+    the same (within ``_EDGE_SLACK``): one pair of columns going on past the gap."""
+    edges = []
+    for part in (above, below):
+        left = [line.x1 for line in part if line.x1 <= gutter.middle]
+        right = [line.x0 for line in part if line.x1 > gutter.middle]
+        if not left or not right:
+            return False
+        edges.append((max(left), min(right)))
+    (left_a, right_a), (left_b, right_b) = edges
+    return abs(left_a - left_b) <= _EDGE_SLACK and abs(right_a - right_b) <= _EDGE_SLACK
 
 
 def _any_columns(lines: list[TextLine], em: float) -> bool:

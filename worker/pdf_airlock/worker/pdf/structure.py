@@ -58,12 +58,16 @@ _LIST_COMMAS: Final = 3  # a "heading" with this many commas is a list of names 
 _RUN_IN_CELLS: Final = 2
 _MAX_RUN_IN_WORDS: Final = 10
 _LETTER_SHARE: Final = 0.6
+_BODY_WORDS: Final = 50  # a paragraph this long is body text: the front matter is over
+_FRONT_ENDS: Final = frozenset({"abstract", "introduction", "summary", "contents", "preface", "foreword"})
+_TOC_LEADER: Final = re.compile(r"(\. ?){3,}|\u2026")
 _NUMBER_GAP_EMS: Final = 4.0  # a section number stands at most this far left of its title
 _MATHS: Final = re.compile("[=<>\u2190-\u21ff\u2200-\u22ff\u27e8\u27e9{}|]")
 _MAX_OPEN_RUN_IN_WORDS: Final = 6  # bold words run in without a full stop: at most this many
 _SENTENCE_START: Final = re.compile(r"[A-Z][a-z]")
 _RUN_IN_DASHES: Final = ("\u2014", "\u2013", "-", ":")
 _WORD: Final = re.compile(r"[^\W\d_]{2}")
+_WORD3: Final = re.compile(r"[^\W\d_]{3}")
 _NUMBERED_SIZE_RATIO: Final = 1.05
 _SENTENCE_END: Final = re.compile(r"[.!?:;]\W*$")
 _STATEMENT_END: Final = re.compile(r"[.!:;]\W*$")
@@ -190,7 +194,7 @@ def reads_as_words(text: str) -> bool:
     a word of two letters at least, most characters letters, no operator of mathematics."""
     compact = [ch for ch in text if not ch.isspace()]
     letters = sum(1 for ch in compact if ch.isalpha())
-    return bool(_WORD.search(text)) and letters >= _LETTER_SHARE * len(compact) and not _MATHS.search(text)
+    return bool(_WORD3.search(text)) and letters >= _LETTER_SHARE * len(compact) and not _MATHS.search(text)
 
 
 def outline_key(text: str) -> str:
@@ -276,6 +280,8 @@ class _Builder:
     level: int = 0
     marker: str = ""
     goes_on: bool = False
+    front: bool = False  # in the first page's front matter (``_front_matter``)
+    title_size: float = 0.0  # the largest heading-styled text of the page: its title's
 
     def flush(self) -> None:
         text = shown("".join(self.parts))
@@ -289,7 +295,20 @@ class _Builder:
                 self.blocks.append(Block("item", text, depth=len(self.item_x) - 1, marker=self.marker))
             else:
                 self.blocks.append(Block("paragraph", text))
+                self.front = self.front and len(text.split()) < _BODY_WORDS
         self.parts, self.kind, self.style = [], "", None
+
+    def _front_matter(self, line: TextLine, text: str, depth: int | None) -> bool:
+        """Whether a heading-styled row is the first page's front matter (authors, affiliations:
+        no headings), not a heading. The front matter ends at the first section number, at an
+        abstract or introduction, or after a paragraph of body text; until then only the
+        title's style makes headings."""
+        if not self.front:
+            return False
+        if depth is not None or outline_key(text).split(" ")[-1] in _FRONT_ENDS:
+            self.front = False
+            return False
+        return line.size < self.title_size and outline_key(text) not in self.census.outline
 
     def new_run(self, *, after_column: bool) -> None:
         """A new run of lines; ``after_column``: it is the next column right of the last run's
@@ -316,7 +335,7 @@ class _Builder:
             level = MAX_LEVEL if lead_depth is None else min(lead_depth + _TITLE_LEVELS, MAX_LEVEL)
             self.blocks.append(Block("heading", shown(lead), level=level))
             self.kind, self.parts, self.item_x = "paragraph", [rest], []
-        elif _is_heading(self.census, row, text, depth):
+        elif _is_heading(self.census, row, text, depth) and not self._front_matter(line, text, depth):
             style = (line.size, line.bold)
             if self.kind == "heading" and self.style == style and not spaced and depth is None:
                 join_line(self.parts, text)  # a heading wrapped over two lines
@@ -364,7 +383,7 @@ def _is_heading(census: Census, row: Row, text: str, depth: int | None) -> bool:
     the document's outline lists. Never a bullet, a caption, a date or a page number."""
     if not census.body_size or _BULLET.match(text) or never_heading(text) or is_label(text):
         return False
-    if not reads_as_words(text):
+    if not reads_as_words(text) or _toc_entry(row):
         return False
     sentence = bool(_STATEMENT_END.search(text))  # a heading may ask a question
     if all(census.heading_style(cell) for cell in row.cells) and not sentence:
@@ -373,6 +392,12 @@ def _is_heading(census: Census, row: Row, text: str, depth: int | None) -> bool:
     if depth is not None and not sentence and all(_set_apart(census, cell, title) for cell in row.cells):
         return True
     return len(row.cells) == 1 and outline_key(text) in census.outline
+
+
+def _toc_entry(row: Row) -> bool:
+    """A table of contents' entry: leader dots, or a page number apart at the row's end."""
+    last = row.cells[-1].text
+    return bool(_TOC_LEADER.search(row.text)) or (len(row.cells) > 1 and last.isdigit() and len(last) <= 4)
 
 
 def _run_in(row: Row) -> tuple[str, str] | None:
@@ -437,12 +462,15 @@ def page_blocks(
     tables: Sequence[Placed] = (),
     held: Set[int] = frozenset(),
     removed: Removed | None = None,
+    *,
+    first: bool = False,
 ) -> list[Block]:
     """The blocks of one page in reading order, images and ``tables`` (found by the table
     finder, holding the page's lines ``held``) where they sit. A table takes part in the reading
     order as one line of its own box: in a column when it sits in one, across both when it
     spans them. Furniture is left out and counted in ``removed``; text set at an angle inside
-    the body is a paragraph of its own where it sits (as an image is)."""
+    the body is a paragraph of its own where it sits (as an image is). ``first``: the
+    document's first page, whose front matter makes no headings but the title."""
     stand_ins = {}
     for table in tables:
         line = TextLine(_TABLE_TEXT, table.x0, table.x1, table.top, table.bottom, 0.0, False, False)
@@ -450,7 +478,8 @@ def page_blocks(
     body = kept_lines(page, census.running, removed)
     lines = [line for line in body if id(line) not in held]
     lines += [line for line, _ in stand_ins.values()]
-    builder = _Builder(census)
+    titles = [line.size for line in lines if census.heading_style(line) and reads_as_words(line.text)]
+    builder = _Builder(census, front=first, title_size=max(titles, default=0.0))
     waiting = sorted(
         [
             *(
@@ -465,7 +494,8 @@ def page_blocks(
         key=lambda placed: (placed.top, placed.x0),
     )
     previous_x1: float | None = None
-    for run in reading_order(lines, page.width):
+    figures = [(image.x0, image.top, image.x1, image.bottom) for image in page.images]
+    for run in reading_order(lines, page.width, figures):
         rows = rows_of(run)
         text = [line for line in run if id(line) not in stand_ins] or run
         column_x0 = min(line.x0 for line in text)
