@@ -8,6 +8,9 @@ out, and counts (``Removed``: the answer's warnings say how many lines and words
   page's height) whose text, digits aside, repeats on at least half the sampled pages
   (``running_keys``, over the census's sample);
 * page numbers: a lone number ("12", "- 3 -", "Page 2 of 9", "iv") near those edges;
+* a header or footer seen once (a one-page document's, "Downloaded from ... on ..."): a short
+  line near those edges in type no larger than about the body's, with a wide space between it
+  and the body, and no footnote mark at its start;
 * margin stamps: text set at an angle to the page (``PageLines.turned``) that lies in the
   margin beside the body's lines (an arXiv identifier up the left edge, a "Draft" stamp).
 
@@ -35,6 +38,10 @@ _PAGE_NUMBER: Final = re.compile(
     re.IGNORECASE,
 )
 _DIGITS: Final = re.compile(r"\d+")
+_LONE_WORDS: Final = 16
+_LONE_SIZE: Final = 1.25  # a lone header or footer is set no larger than this share of the body's size
+_LONE_GAP_LINES: Final = 1.2  # line heights of space between a lone header or footer and the body
+_FOOTNOTE: Final = re.compile(r"^([*\u2020\u2021\u00a7\u00b6]|\d{1,2}\s|\[\d{1,3}\])")
 _WORD: Final = re.compile(r"\w+")  # a word as the fidelity check counts them
 
 
@@ -87,8 +94,11 @@ def running_keys(pages: list[PageLines]) -> frozenset[str]:
     return frozenset(key for key, count in seen.items() if count >= needed)
 
 
-def kept_lines(page: PageLines, running: frozenset[str], removed: Removed | None = None) -> list[TextLine]:
-    """The page's lines without running headers, footers and lone page numbers at the edges."""
+def kept_lines(
+    page: PageLines, running: frozenset[str], removed: Removed | None = None, body_size: float = 0.0
+) -> list[TextLine]:
+    """The page's lines without running headers, footers and lone page numbers at the edges,
+    nor a lone header or footer (``_lone_edge``; ``body_size``: the body's font size)."""
     kept = []
     for line in page.lines:
         key = edge_key(page, line)
@@ -98,9 +108,32 @@ def kept_lines(page: PageLines, running: frozenset[str], removed: Removed | None
         elif key is not None and _PAGE_NUMBER.match(line.text.strip()):
             if removed is not None:
                 removed.add("numbers", line)
+        elif key is not None and _lone_edge(page, line, body_size):
+            if removed is not None:
+                removed.add("running", line)
         else:
             kept.append(line)
     return kept
+
+
+def _lone_edge(page: PageLines, line: TextLine, body_size: float) -> bool:
+    """A header or footer seen once ("Downloaded from ...", a journal's name and issue): a short
+    line at the edge in type about the body's size or smaller (not a title), with a wide space
+    between it and every line on the body's side, and no footnote mark at its start."""
+    if not body_size or line.size > _LONE_SIZE * body_size or len(line.text.split()) > _LONE_WORDS:
+        return False
+    if _FOOTNOTE.match(line.text):
+        return False
+    top = line.bottom <= page.height * EDGE_SHARE
+    space = _LONE_GAP_LINES * line.height
+    for other in page.lines:
+        beyond = other.bottom <= line.top if top else other.top >= line.bottom  # the page's edge side
+        if other is line or beyond or edge_key(page, other) is not None:
+            continue  # the edge's own lines (a header's other half) do not count
+        gap = other.top - line.bottom if top else line.top - other.bottom
+        if gap < space:
+            return False
+    return True
 
 
 def turned_lines(page: PageLines, body: list[TextLine], removed: Removed | None = None) -> list[TextLine]:

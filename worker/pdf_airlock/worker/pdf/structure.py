@@ -475,7 +475,7 @@ def page_blocks(
     for table in tables:
         line = TextLine(_TABLE_TEXT, table.x0, table.x1, table.top, table.bottom, 0.0, False, False)
         stand_ins[id(line)] = (line, table.block)
-    body = kept_lines(page, census.running, removed)
+    body = kept_lines(page, census.running, removed, census.body_size)
     lines = [line for line in body if id(line) not in held]
     lines += [line for line, _ in stand_ins.values()]
     titles = [line.size for line in lines if census.heading_style(line) and reads_as_words(line.text)]
