@@ -58,7 +58,7 @@ _LIST_COMMAS: Final = 3  # a "heading" with this many commas is a list of names 
 _RUN_IN_CELLS: Final = 2
 _MAX_RUN_IN_WORDS: Final = 10
 _LETTER_SHARE: Final = 0.6
-_BODY_WORDS: Final = 50  # a paragraph this long is body text: the front matter is over
+_BODY_WORDS: Final = 30  # a paragraph this long is body text: the front matter is over
 _FRONT_ENDS: Final = frozenset({"abstract", "introduction", "summary", "contents", "preface", "foreword"})
 _TOC_LEADER: Final = re.compile(r"(\. ?){3,}|\u2026")
 _NUMBER_GAP_EMS: Final = 4.0  # a section number stands at most this far left of its title
@@ -303,12 +303,22 @@ class _Builder:
         no headings), not a heading. The front matter ends at the first section number, at an
         abstract or introduction, or after a paragraph of body text; until then only the
         title's style makes headings."""
+        if self.front and self.kind == "paragraph" and len("".join(self.parts).split()) >= _BODY_WORDS:
+            self.front = False  # the paragraph being built is body text
         if not self.front:
             return False
         if depth is not None or outline_key(text).split(" ")[-1] in _FRONT_ENDS:
             self.front = False
             return False
         return line.size < self.title_size and outline_key(text) not in self.census.outline
+
+    def inside(self, row: Row) -> bool:
+        """Whether the row goes on the paragraph being built (no gap, no indent, no short line
+        before it): nothing may come between them."""
+        if self.kind != "paragraph" or self.last is None:
+            return False
+        line = row.first
+        return row.top - self.last.bottom <= _PARAGRAPH_GAP * line.height and not line.text[:1].isupper()
 
     def new_run(self, *, after_column: bool) -> None:
         """A new run of lines; ``after_column``: it is the next column right of the last run's
@@ -503,7 +513,7 @@ def page_blocks(
         builder.new_run(after_column=previous_x1 is not None and previous_x1 <= column_x0)
         previous_x1 = column_x1
         for row in rows:
-            waiting = _place(waiting, row.top, builder)
+            waiting = _place(waiting, row, builder, (column_x0, column_x1))
             cells = []
             for cell in row.cells:
                 if id(cell) in stand_ins:
@@ -518,11 +528,14 @@ def page_blocks(
     return builder.blocks + [placed.block for placed in waiting]
 
 
-def _place(waiting: list[Placed], top: float, builder: _Builder) -> list[Placed]:
-    """Images that end above ``top`` go before the row at ``top``; returns the ones still to place."""
+def _place(waiting: list[Placed], row: Row, builder: _Builder, column: tuple[float, float]) -> list[Placed]:
+    """Images (and turned text) that end above the row and stand over its column go before it,
+    between blocks: not inside a paragraph that goes on past them (an icon or a rule drawn as
+    an image beside a line), nor from another column. Returns the ones still to place."""
     still = []
     for placed in waiting:
-        if placed.bottom <= top + 1.0:
+        over = min(placed.x1, column[1]) - max(placed.x0, column[0]) > 0
+        if placed.bottom <= row.top + 1.0 and over and not builder.inside(row):
             builder.flush()
             builder.blocks.append(placed.block)
             builder.last = None
