@@ -72,6 +72,7 @@ class _Pages:
         self.cache: dict[int, PageLines] = {}
         self.graphics: dict[int, PageGraphics] = {}
         self.tables: dict[int, list[Table]] = {}
+        self.drawn: dict[int, list[tuple[float, float]]] = {}  # where curves and slanted lines are
         self._pdf: Any = None
         self.texts = texts  # OCR (``pdf.ocrpages``), for the selected pages only
         self.selected = frozenset(selection)
@@ -115,11 +116,13 @@ class _Pages:
             for table in tables
         ]
         held = {id(lines.lines[i]) for table in tables for i in table.lines}
-        return page_blocks(lines, census, placed, held, removed, first=index == 0)
+        drawn = self.drawn.get(index, [])
+        return page_blocks(lines, census, placed, held, removed, first=index == 0, drawn=drawn)
 
     def _tables(self, index: int, lines: PageLines) -> list[Table]:
         if index not in self.tables:
             graphics = self.graphics.pop(index, None)
+            self.drawn[index] = graphics.marks if graphics is not None else []
             try:
                 self.tables[index] = find_tables(lines, graphics) if graphics is not None else []
             except WorkerError as error:
@@ -143,6 +146,7 @@ class _Pages:
             self.cache.pop(index, None)
             self.tables.pop(index, None)
             self.graphics.pop(index, None)
+            self.drawn.pop(index, None)
             yield index, lines, blocks
 
     def _image_names(self, index: int) -> list[str]:

@@ -55,6 +55,12 @@ _LABELS: Final = frozenset(  # a paper's metadata labels run in before their val
         "jel classification",
     }
 )
+_THEOREM: Final = re.compile(  # the run-in labels of theorems and their kin, numbered or not
+    r"^(definition|theorem|lemma|corollary|proposition|proof|example|remark|claim|conjecture|assumption"
+    r"|observation|exercise|problem|solution|algorithm|procedure|notation|fact|property|hypothesis)\b"
+    r"\s*[\dA-Z.()]*\s*$",
+    re.IGNORECASE,
+)
 _NUMBER_ONLY: Final = re.compile(r"^[\W\d_]*$|^(page\s+)?\d+(\s+of\s+\d+)?$", re.IGNORECASE)
 
 
@@ -82,9 +88,12 @@ def split_number(text: str) -> str:
 
 
 def never_heading(text: str) -> bool:
-    """A caption, a date or a page number: never a heading, whatever its style."""
+    """A caption, a date, a page number or a theorem's label ("Definition 2."): never a heading,
+    whatever its style."""
     stripped = text.strip()
-    return bool(_CAPTION.match(stripped) or _DATE.match(stripped) or _NUMBER_ONLY.match(stripped))
+    if _CAPTION.match(stripped) or _DATE.match(stripped) or _NUMBER_ONLY.match(stripped):
+        return True
+    return bool(_THEOREM.match(stripped.rstrip(".:")))
 
 
 def is_label(text: str) -> bool:

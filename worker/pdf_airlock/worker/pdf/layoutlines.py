@@ -52,7 +52,7 @@ MAX_LINES_PER_PAGE: Final = 20_000
 MAX_CHARS_PER_PAGE: Final = 200_000
 MAX_OBJECTS_EXAMINED: Final = 5000  # page objects looked at for images
 _BOLD: Final = re.compile(  # TeX's fonts name bold "bx": CMBX10, SFBX1200, CMSSBX10
-    r"bold|black|heavy|semibold|demibold|extrabold|ultrabold|,bd\b|-bd\b|(^|\+)(cm|ec|sf|tc|lm)[a-z]*bx",
+    r"bold|black|heavy|semibold|demibold|extrabold|ultrabold|,bd\b|-bd\b|-medi\b|(^|\+)(cm|ec|sf|tc|lm)[a-z]*bx",
     re.IGNORECASE,
 )
 _ITALIC: Final = re.compile(  # and italic "ti" or slanted "sl": CMTI10, SFTI1000, CMBXTI10, ECSL1000
@@ -77,7 +77,6 @@ class TextLine:
     angle: int = 0  # degrees the text is turned from the page's upright (PDFium's, clockwise)
     vertical: bool = False  # CJK characters stacked top to bottom
     lead: str = ""  # the bold or italic words the line opens with, its style changing after them
-    lead_bold: bool = False  # whether those words are bold
 
     @property
     def height(self) -> float:
@@ -389,7 +388,6 @@ class _Gatherer:
         sizes = sorted(self._size(index) for index in samples)
         styles = [self.styles.of(index) for index in samples]
         lead = self._lead(run, text) if any(styles[0]) and styles[-1] != styles[0] else ""
-        lead_bold = bool(lead) and styles[0][0]
         self.page.lines.append(
             TextLine(
                 text=text,
@@ -402,7 +400,6 @@ class _Gatherer:
                 italic=all(italic for _, italic in styles),
                 vertical=run.vertical,
                 lead=lead,
-                lead_bold=lead_bold,
             )
         )
 

@@ -21,6 +21,7 @@ about them. The work is about linear in the lines of a page (sorting aside).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Sequence, Set
@@ -29,7 +30,13 @@ from typing import Final, NamedTuple
 
 from pdf_airlock.worker.contract import MARKDOWN_MAX_LEVEL
 from pdf_airlock.worker.pdf.furniture import Removed, edge_key, kept_lines, running_keys, turned_lines
-from pdf_airlock.worker.pdf.headings import is_label, never_heading, numbering, split_number
+from pdf_airlock.worker.pdf.headings import (
+    MAX_HEADING_WORDS,
+    is_label,
+    never_heading,
+    numbering,
+    split_number,
+)
 from pdf_airlock.worker.pdf.layoutlines import LINE_END_HYPHEN, PageLines, TextLine
 from pdf_airlock.worker.pdf.readingorder import reading_order
 
@@ -58,6 +65,9 @@ _LIST_COMMAS: Final = 3  # a "heading" with this many commas is a list of names 
 _RUN_IN_CELLS: Final = 2
 _MAX_RUN_IN_WORDS: Final = 10
 _LETTER_SHARE: Final = 0.6
+_PAGE_DIGITS: Final = 4
+_DRAWN_REACH: Final = 2.0
+_DRAWN_MARKS: Final = 2
 _BODY_WORDS: Final = 30  # a paragraph this long is body text: the front matter is over
 _FRONT_ENDS: Final = frozenset({"abstract", "introduction", "summary", "contents", "preface", "foreword"})
 _TOC_LEADER: Final = re.compile(r"(\. ?){3,}|\u2026")
@@ -264,6 +274,25 @@ def shown(text: str) -> str:
     return text.replace(LINE_END_HYPHEN, "-")
 
 
+class _Marks:
+    """Points of a page's curves and slanted lines, by height, to ask what lies near a line."""
+
+    def __init__(self, points: Sequence[tuple[float, float]]) -> None:
+        self.points = sorted((y, x) for x, y in points)
+        self.ys = [y for y, _ in self.points]
+
+    def near(self, line: TextLine) -> bool:
+        """Whether ``_DRAWN_MARKS`` marks lie within ``_DRAWN_REACH`` line heights of the line
+        (it is a label of a drawing or a plot)."""
+        reach = _DRAWN_REACH * line.height
+        start = bisect.bisect_left(self.ys, line.top - reach)
+        end = bisect.bisect_right(self.ys, line.bottom + reach)
+        if end - start < _DRAWN_MARKS:
+            return False
+        found = sum(1 for _, x in self.points[start:end] if line.x0 - reach <= x <= line.x1 + reach)
+        return found >= _DRAWN_MARKS
+
+
 @dataclass(slots=True)
 class _Builder:
     """Turns the rows of a page's column runs into blocks. List indents are kept relative to
@@ -282,6 +311,7 @@ class _Builder:
     goes_on: bool = False
     front: bool = False  # in the first page's front matter (``_front_matter``)
     title_size: float = 0.0  # the largest heading-styled text of the page: its title's
+    drawn: _Marks | None = None  # where the page's drawings are
 
     def flush(self) -> None:
         text = shown("".join(self.parts))
@@ -345,7 +375,11 @@ class _Builder:
             level = MAX_LEVEL if lead_depth is None else min(lead_depth + _TITLE_LEVELS, MAX_LEVEL)
             self.blocks.append(Block("heading", shown(lead), level=level))
             self.kind, self.parts, self.item_x = "paragraph", [rest], []
-        elif _is_heading(self.census, row, text, depth) and not self._front_matter(line, text, depth):
+        elif (
+            _is_heading(self.census, row, text, depth)
+            and not self._front_matter(line, text, depth)
+            and not (self.drawn is not None and self.drawn.near(line))
+        ):
             style = (line.size, line.bold)
             if self.kind == "heading" and self.style == style and not spaced and depth is None:
                 join_line(self.parts, text)  # a heading wrapped over two lines
@@ -393,44 +427,52 @@ def _is_heading(census: Census, row: Row, text: str, depth: int | None) -> bool:
     the document's outline lists. Never a bullet, a caption, a date or a page number."""
     if not census.body_size or _BULLET.match(text) or never_heading(text) or is_label(text):
         return False
-    if not reads_as_words(text) or _toc_entry(row):
+    if not reads_as_words(text) or _toc_entry(row, depth):
         return False
+    title = split_number(text)
+    if title[:1].islower() or (depth is None and len(text.split()) > MAX_HEADING_WORDS):
+        return False  # a heading starts with a capital; a long unnumbered line is a caption's
     sentence = bool(_STATEMENT_END.search(text))  # a heading may ask a question
     if all(census.heading_style(cell) for cell in row.cells) and not sentence:
         return True
-    title = split_number(text)
     if depth is not None and not sentence and all(_set_apart(census, cell, title) for cell in row.cells):
         return True
     return len(row.cells) == 1 and outline_key(text) in census.outline
 
 
-def _toc_entry(row: Row) -> bool:
-    """A table of contents' entry: leader dots, or a page number apart at the row's end."""
+def _toc_entry(row: Row, depth: int | None) -> bool:
+    """A table of contents' entry: leader dots, or a page number at the row's end (apart from
+    the title, or after a numbered title's last word)."""
     last = row.cells[-1].text
-    return bool(_TOC_LEADER.search(row.text)) or (len(row.cells) > 1 and last.isdigit() and len(last) <= 4)
+    if _TOC_LEADER.search(row.text) or (len(row.cells) > 1 and last.isdigit() and len(last) <= _PAGE_DIGITS):
+        return True
+    words = row.text.split()
+    return depth is not None and len(words) > 2 and words[-1].isdigit() and len(words[-1]) <= _PAGE_DIGITS
 
 
 def _run_in(row: Row) -> tuple[str, str] | None:
     """A run-in heading: the bold or italic words a paragraph opens with, closed by a full stop,
-    a colon or a dash ("Results. The ...", "1) Set-up: we ..."), or bold words before a new
-    sentence ("Contributions In this paper ..."), after a section number if any ("2.2.1 Total
-    ordering. Production ..."): (the heading, the rest)."""
+    a colon or a dash ("Results. The ...", "1) Set-up: we ..."), or a few such words before a
+    new sentence ("Contributions In this paper ..."), after a section number if any ("2.2.1
+    Total ordering. Production ..."): (the heading, the rest)."""
     cells = row.cells
     number = ""
     if len(cells) >= _RUN_IN_CELLS and not _WORD.search(cells[0].text) and numbering(cells[0].text + " A"):
         number, cells = cells[0].text + " ", cells[1:]  # a section number set apart by a wide space
     first = cells[0]
-    lead, bold = first.lead, first.lead_bold
+    lead = first.lead
     if not lead:
         if len(cells) < _RUN_IN_CELLS or not (first.bold or first.italic):
             return None
-        lead, bold = first.text, first.bold  # the lead-in set apart from its text by a wide space
+        lead = first.text  # the lead-in set apart from its text by a wide space
     rest = " ".join(cell.text for cell in cells)[len(lead) :].strip()
     closed = lead.rstrip().endswith((".", ":")) or rest.startswith(_RUN_IN_DASHES)
     title = number + lead.strip().rstrip(".:").strip()
     words = len(title.split())
-    if not closed and not (bold and words <= _MAX_OPEN_RUN_IN_WORDS and _SENTENCE_START.match(rest)):
+    if not closed and not (words <= _MAX_OPEN_RUN_IN_WORDS and _SENTENCE_START.match(rest)):
         return None
+    if split_number(title)[:1].islower():
+        return None  # a heading starts with a capital
     if not rest or not 1 <= words <= _MAX_RUN_IN_WORDS or never_heading(title) or is_label(title):
         return None
     if _BULLET.match(lead) or not _WORD.search(split_number(title)):
@@ -474,13 +516,15 @@ def page_blocks(
     removed: Removed | None = None,
     *,
     first: bool = False,
+    drawn: Sequence[tuple[float, float]] = (),
 ) -> list[Block]:
     """The blocks of one page in reading order, images and ``tables`` (found by the table
     finder, holding the page's lines ``held``) where they sit. A table takes part in the reading
     order as one line of its own box: in a column when it sits in one, across both when it
     spans them. Furniture is left out and counted in ``removed``; text set at an angle inside
     the body is a paragraph of its own where it sits (as an image is). ``first``: the
-    document's first page, whose front matter makes no headings but the title."""
+    document's first page, whose front matter makes no headings but the title; ``drawn``: where
+    the page's curves and slanted lines are (a drawing's labels are no headings)."""
     stand_ins = {}
     for table in tables:
         line = TextLine(_TABLE_TEXT, table.x0, table.x1, table.top, table.bottom, 0.0, False, False)
@@ -489,7 +533,7 @@ def page_blocks(
     lines = [line for line in body if id(line) not in held]
     lines += [line for line, _ in stand_ins.values()]
     titles = [line.size for line in lines if census.heading_style(line) and reads_as_words(line.text)]
-    builder = _Builder(census, front=first, title_size=max(titles, default=0.0))
+    builder = _Builder(census, front=first, title_size=max(titles, default=0.0), drawn=_Marks(drawn))
     waiting = sorted(
         [
             *(
