@@ -52,8 +52,9 @@ _PARAGRAPH_GAP: Final = 0.9  # a vertical gap over this many line heights ends a
 _SHORT_LINE: Final = 0.8  # a line ending before this share of the column width may end one
 _NEST_STEP: Final = 4.0
 _TABLE_TEXT: Final = "\ufffc"  # the stand-in line of a table in the reading order (OBJECT REPLACEMENT)
-_BULLET: Final = re.compile(
-    r"^([\u2022\u25e6\u25aa\u25ab\u2023\u2043\u25cf\u25cb\u25a0\u25a1\u25c6\u25c7\u25ba\u25b8\u2013\u2014*\u00b7-])\s+(.*)$"
+_BULLET: Final = re.compile(  # bullets, dashes, and the private-use bullets of Symbol and Wingdings
+    r"^([\u2022\u25e6\u25aa\u25ab\u2023\u2043\u25cf\u25cb\u25a0\u25a1\u25c6\u25c7\u25ba\u25b8\u2013\u2014*\u00b7-"
+    r"\u2219\u2218\u22c4\u2666\u27a2\u25b6\u2713\u2714\u2756\uf0b7\uf0a7\uf076\uf0d8\uf0fc])\s+(.*)$"
 )
 _NUMBERED: Final = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivx]{1,5})[.)])\s+(.*)$")
 _CJK: Final = re.compile(  # Han and kana (and their punctuation), written without spaces; not hangul
@@ -64,6 +65,7 @@ _MIN_CAPITALS: Final = 3
 _LIST_COMMAS: Final = 3  # a "heading" with this many commas is a list of names (authors)
 _RUN_IN_CELLS: Final = 2
 _MAX_RUN_IN_WORDS: Final = 10
+_LABEL_WORDS: Final = 3  # a description list's label set apart by a wide space: at most this long
 _LETTER_SHARE: Final = 0.6
 _PAGE_DIGITS: Final = 4
 _DRAWN_REACH: Final = 2.0
@@ -356,7 +358,9 @@ class _Builder:
         self.last = None
         self.goes_on = after_column
 
-    def add(self, row: Row, column_x0: float, column_x1: float) -> None:
+    def add(self, row: Row, column_x0: float, column_x1: float, hang: float = 0.0) -> None:
+        """The next row of the run; ``hang``: how far right of its start the row after it starts
+        (a hanging indent, as under a description list's label)."""
         line = row.first
         text = row.text
         indent = line.x0 - column_x0
@@ -368,7 +372,11 @@ class _Builder:
         spaced = self.last is not None and gap > _PARAGRAPH_GAP * line.height
         depth = numbering(text)
         starts = self.kind != "paragraph" or spaced or self._new_paragraph(line, column_x0, column_x1)
-        if starts and (run_in := _run_in(row)) is not None:
+        if starts and hang > _INDENT_EMS * line.size and (item := _described(row)) is not None:
+            self.flush()  # a description list's item: a label, its text hanging under it
+            self._nest(indent)
+            self.kind, self.parts, self.marker = "item", [" ".join(item)], "-"
+        elif starts and (run_in := _run_in(row)) is not None:
             self.flush()
             lead, rest = run_in
             lead_depth = numbering(lead)
@@ -448,6 +456,18 @@ def _toc_entry(row: Row, depth: int | None) -> bool:
         return True
     words = row.text.split()
     return depth is not None and len(words) > 2 and words[-1].isdigit() and len(words[-1]) <= _PAGE_DIGITS
+
+
+def _described(row: Row) -> tuple[str, str] | None:
+    """A description list's label and its text: a run-in lead-in, or a short first cell set apart
+    by a wide space ("m   A standard mandatory argument ...")."""
+    found = _run_in(row)
+    if found is not None:
+        return found
+    first = row.first
+    if len(row.cells) >= _RUN_IN_CELLS and len(first.text.split()) <= _LABEL_WORDS:
+        return first.text, " ".join(cell.text for cell in row.cells[1:])
+    return None
 
 
 def _run_in(row: Row) -> tuple[str, str] | None:
@@ -556,8 +576,11 @@ def page_blocks(
         column_x1 = max(line.x1 for line in text)
         builder.new_run(after_column=previous_x1 is not None and previous_x1 <= column_x0)
         previous_x1 = column_x1
-        for row in rows:
+        for at, row in enumerate(rows):
             waiting = _place(waiting, row, builder, (column_x0, column_x1))
+            after = rows[at + 1] if at + 1 < len(rows) else None
+            near = after is not None and after.top - row.bottom <= _PARAGRAPH_GAP * row.first.height
+            hang = after.first.x0 - row.first.x0 if after is not None and near else 0.0
             cells = []
             for cell in row.cells:
                 if id(cell) in stand_ins:
@@ -567,7 +590,7 @@ def page_blocks(
                 else:
                     cells.append(cell)
             if cells:
-                builder.add(Row(cells, row.top, row.bottom), column_x0, column_x1)
+                builder.add(Row(cells, row.top, row.bottom), column_x0, column_x1, hang)
     builder.flush()
     return builder.blocks + [placed.block for placed in waiting]
 
