@@ -39,6 +39,7 @@ _PAGE_NUMBER: Final = re.compile(
 )
 _DIGITS: Final = re.compile(r"\d+")
 _LONE_WORDS: Final = 16
+_LONE_BODY_LINES: Final = 5
 _LONE_SIZE: Final = 1.25  # a lone header or footer is set no larger than this share of the body's size
 _LONE_GAP_LINES: Final = 1.2  # line heights of space between a lone header or footer and the body
 _FOOTNOTE: Final = re.compile(r"^([*\u2020\u2021\u00a7\u00b6]|\d{1,2}\s|\[\d{1,3}\])")
@@ -126,6 +127,7 @@ def _lone_edge(page: PageLines, line: TextLine, body_size: float) -> bool:
         return False
     top = line.bottom <= page.height * EDGE_SHARE
     space = _LONE_GAP_LINES * line.height
+    body = 0
     for other in page.lines:
         beyond = other.bottom <= line.top if top else other.top >= line.bottom  # the page's edge side
         if other is line or beyond or edge_key(page, other) is not None:
@@ -133,7 +135,8 @@ def _lone_edge(page: PageLines, line: TextLine, body_size: float) -> bool:
         gap = other.top - line.bottom if top else line.top - other.bottom
         if gap < space:
             return False
-    return True
+        body += 1
+    return body >= _LONE_BODY_LINES  # a page of a few lines has no header: those lines are its text
 
 
 def turned_lines(page: PageLines, body: list[TextLine], removed: Removed | None = None) -> list[TextLine]:

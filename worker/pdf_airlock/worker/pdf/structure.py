@@ -53,8 +53,8 @@ _SHORT_LINE: Final = 0.8  # a line ending before this share of the column width 
 _NEST_STEP: Final = 4.0
 _TABLE_TEXT: Final = "\ufffc"  # the stand-in line of a table in the reading order (OBJECT REPLACEMENT)
 _BULLET: Final = re.compile(  # bullets, dashes, and the private-use bullets of Symbol and Wingdings
-    r"^([\u2022\u25e6\u25aa\u25ab\u2023\u2043\u25cf\u25cb\u25a0\u25a1\u25c6\u25c7\u25ba\u25b8\u2013\u2014*\u00b7-"
-    r"\u2219\u2218\u22c4\u2666\u27a2\u25b6\u2713\u2714\u2756\uf0b7\uf0a7\uf076\uf0d8\uf0fc])\s+(.*)$"
+    r"^([\u2022\u25e6\u25aa\u25ab\u2023\u2043\u25cf\u25cb\u25a0\u25a1\u25c6\u25c7\u25ba\u25b8\u2013\u2014*\u00b7"
+    r"\u2219\u2218\u22c4\u2666\u27a2\u25b6\u2713\u2714\u2756\uf0b7\uf0a7\uf076\uf0d8\uf0fc-])\s+(.*)$"
 )
 _NUMBERED: Final = re.compile(r"^(\(?(\d{1,3}|[a-z]|[ivx]{1,5})[.)])\s+(.*)$")
 _CJK: Final = re.compile(  # Han and kana (and their punctuation), written without spaces; not hangul
