@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.graphics import PageGraphics, page_graphics
+from pdf_airlock.worker.pdf.headings import numbering
 from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine, VerticalRules, pdfium_page_lines
 from pdf_airlock.worker.pdf.readingorder import reading_order
 from pdf_airlock.worker.pdf.structure import Row, join_line, rows_of, shown
@@ -64,6 +65,8 @@ _GARBLED_SHARE: Final = 0.3
 _DRAWING_MARKS: Final = 2  # curves or slanted lines among a table's cells: a figure
 _RULED_MIN_FILLED: Final = 0.1
 _UNMAPPED: Final = re.compile(r"[\x00-\x08\x0b-\x1f\ufffd]")
+_NUMBER_AND_TITLE: Final = 2  # a section number and its title, a wide space apart
+_CAPTION: Final = re.compile(r"^(table|tab\.|figure|fig\.)\s*[\dIVXLC]+\b", re.IGNORECASE)
 _SENTENCE_WORDS: Final = 3
 _SENTENCE_SHARE: Final = 0.5  # this share of cells reading as sentences: prose, not a table
 _SENTENCE_END: Final = re.compile(r"[.!?]\W*$")
@@ -317,6 +320,10 @@ def _logical_rows(
 def _text_table(
     run: list[Row], page: PageLines, graphics: PageGraphics, index_of: dict[int, int]
 ) -> Table | None:
+    while run and _titles(run[0]):
+        run = run[1:]  # a caption or a section's title over the table is not in it
+    while run and _titles(run[-1]):
+        run = run[:-1]  # nor a caption under it
     ranges = _column_ranges(run)
     while run and not _separated(run[-1]) and _starts_first_column(run[-1], ranges):
         run = run[:-1]  # a line after the table that starts at its left edge is not in it
@@ -350,6 +357,17 @@ def _text_table(
     bold = _bold_rows([[cell for row in group for cell in row.cells] for group in groups])
     table.header_rows = max(bold, int(under_header))
     return table
+
+
+def _titles(row: Row) -> bool:
+    """A caption ("Table 2. Solver statistics") or a numbered section title: a table's
+    neighbour, not one of its rows."""
+    text = row.text
+    first = row.cells[0].text
+    numbered = len(row.cells) == 1 and numbering(text) is not None and text[:1].isdigit()
+    bare = first[:1].isdigit() and not any(ch.isalpha() for ch in first)
+    set_apart = len(row.cells) == _NUMBER_AND_TITLE and bare and numbering(f"{first} Ab") is not None
+    return numbered or set_apart or bool(_CAPTION.match(text))
 
 
 def _in_drawing(table: Table, graphics: PageGraphics) -> bool:
