@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: serve test check lint check-tests clean
+.PHONY: serve test check quick lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@echo "== installing pdf-airlock and its test tools into $(VENV) (pinned by constraints.txt; a minute or two on a first run)" >&2
@@ -28,9 +28,16 @@ lint: $(STAMP)
 test: lint
 	@scripts/test.sh
 
-# The inner loop: lint and every test that needs no container (a few minutes).
+# The inner loop: lint and every test that needs no container.
 check: lint
 	@PDF_AIRLOCK_DOCKER=0 scripts/test.sh
+
+# The quickest loop: ruff, then the tests that are neither slow nor need a container or a public
+# corpus (markers: pyproject.toml). mypy runs in `make lint`.
+quick: $(STAMP)
+	@$(BIN)/ruff check .
+	@$(BIN)/ruff format --check .
+	@PDF_AIRLOCK_DOCKER=0 $(BIN)/pytest -q -m "not slow and not container and not corpus"
 
 clean:
 	@rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -4,15 +4,15 @@
 #   scripts/mutation.sh                    # the "boundary" set (below), then a score per module
 #                                          # and the diff of each survivor
 #   scripts/mutation.sh --modules signed   # another set: boundary, signed or all
-#   scripts/mutation.sh 'pdf_airlock.server.policy.paths.*'   # only the mutants whose names match
+#   scripts/mutation.sh 'pdf_airlock.server.boundary.paths.*'   # only the mutants whose names match
 #
 # Sets (the default, "boundary", is the affordable run on 2 cores; "all" is both in one run):
-# - boundary: the path policy (server/pdf_airlock/server/policy/paths.py), result classification (server/pdf_airlock/server/pool/verdict.py,
+# - boundary: the path policy (server/pdf_airlock/server/boundary/paths.py), result classification (server/pdf_airlock/server/pool/verdict.py,
 #   server/pdf_airlock/server/pool/child_output.py), untrusted-result validation (server/pdf_airlock/server/tools/untrusted.py) and sanitising
-#   (server/pdf_airlock/server/policy/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
-#   models of server/pdf_airlock/server/tools/untrusted.py yield no mutants: tests/test_untrusted.py pins their caps.
+#   (server/pdf_airlock/server/boundary/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
+#   models of server/pdf_airlock/server/tools/untrusted.py yield no mutants: tests/unit/test_untrusted.py pins their caps.
 # - signed: what a client or the disk hands back under a MAC: signed cursors (server/pdf_airlock/server/tools/cursors.py)
-#   and the disk cache's checks of its entries, key file and directory (server/pdf_airlock/server/cache.py).
+#   and the disk cache's checks of its entries, key file and directory (server/pdf_airlock/server/app/cache.py).
 # Each mutant is judged by the fast in-process unit tests of its set only (the ones whose names
 # end in "over_stdio" spawn the real server and are left out).
 #
@@ -26,8 +26,8 @@
 # dropped), and a mutant runs only when that name is the module name the tests imported. So the
 # scratch copy joins the two source roots into one tree, pdf_airlock/server + pdf_airlock/worker
 # (the namespace has no __init__.py, so the join is the package the tests import), and mutmut
-# mutates "pdf_airlock": server/pdf_airlock/server/cache.py becomes pdf_airlock/server/cache.py,
-# named pdf_airlock.server.cache. mutmut puts mutants/ first on sys.path and the tests run there
+# mutates "pdf_airlock": server/pdf_airlock/server/app/cache.py becomes pdf_airlock/server/app/cache.py,
+# named pdf_airlock.server.app.cache. mutmut puts mutants/ first on sys.path and the tests run there
 # (pytest's pythonpath "." is mutants/ too; "server" and "worker" do not exist in it), so both the
 # in-process tests and the interpreters they start with cwd=mutants/ import the mutated copy.
 set -euo pipefail
@@ -36,10 +36,10 @@ project=$PWD
 mutmut="$project/.venv/bin/mutmut"
 children="${MUTATION_CHILDREN:-$(nproc)}"
 
-modules_boundary=(server/pdf_airlock/server/policy/paths.py server/pdf_airlock/server/pool/verdict.py server/pdf_airlock/server/pool/child_output.py server/pdf_airlock/server/tools/untrusted.py server/pdf_airlock/server/policy/sanitize.py)
-tests_boundary=(tests/test_paths.py tests/test_sanitize.py tests/test_untrusted.py tests/test_classify.py)
-modules_signed=(server/pdf_airlock/server/tools/cursors.py server/pdf_airlock/server/cache.py)
-tests_signed=(tests/test_cursor.py tests/test_cache_checks.py)
+modules_boundary=(server/pdf_airlock/server/boundary/paths.py server/pdf_airlock/server/pool/verdict.py server/pdf_airlock/server/pool/child_output.py server/pdf_airlock/server/tools/untrusted.py server/pdf_airlock/server/boundary/sanitize.py)
+tests_boundary=(tests/protocol/test_paths.py tests/unit/test_sanitize.py tests/unit/test_untrusted.py tests/unit/test_classify.py)
+modules_signed=(server/pdf_airlock/server/tools/cursors.py server/pdf_airlock/server/app/cache.py)
+tests_signed=(tests/tools/test_cursor.py tests/unit/test_cache_checks.py)
 
 set_name=boundary
 case "${1:-}" in
@@ -67,7 +67,7 @@ toml_items() { # a b -> "a", "b", (the items of a TOML array)
   printf '"%s", ' "$@"
 }
 
-scratch_path() { # server/pdf_airlock/server/cache.py -> pdf_airlock/server/cache.py (its source root dropped)
+scratch_path() { # server/pdf_airlock/server/app/cache.py -> pdf_airlock/server/app/cache.py (its source root dropped)
   printf '%s\n' "${1#*/}"
 }
 
@@ -101,7 +101,7 @@ fi
 tr '\r' '\n' <run.log | grep -E 'mutations/second|done in' >&2 || true
 "$mutmut" results --all true >results.txt
 
-# Names are "pdf_airlock.server.policy.paths.x_within__mutmut_3" or "pdf_airlock.server.policy.paths.xǁPathPolicyǁresolve__mutmut_1".
+# Names are "pdf_airlock.server.boundary.paths.x_within__mutmut_3" or "pdf_airlock.server.boundary.paths.xǁPathPolicyǁresolve__mutmut_1".
 # "killed" counts mutants the tests caught (a timeout is caught too); "other" is any other verdict
 # (no tests, suspicious, segfault...).
 echo "| module | killed | survived | other | total |"

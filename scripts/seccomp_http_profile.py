@@ -7,7 +7,7 @@ libuv's optional io_uring stays refused, as in the base profile, and libuv does 
     python scripts/seccomp_http_profile.py --check  # exit 1 if it is not what this would write
 
 The stdio profile has no way to accept a connection: that is the point of ``--network none``.
-The HTTP mode adds exactly these; tests/test_container_http.py runs the image under the result.
+The HTTP mode adds exactly these; tests/container/test_container_http.py runs the image under the result.
 """
 
 from __future__ import annotations

@@ -57,8 +57,8 @@ def run_workload(security: str) -> None:
         "PDF_AIRLOCK_SECCOMP": security,
     }
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_container.py",
-         "tests/test_container_shards.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/container/test_container.py",
+         "tests/container/test_container_shards.py"],
         cwd=ROOT, env=env, check=True,
     )  # fmt: skip
 

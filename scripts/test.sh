@@ -2,7 +2,7 @@
 # The whole test suite (run by `make test` after the linters).
 #
 # When a Docker engine can be set up here (root, with docker.io and mmdebstrap installable),
-# this builds the image and runs the container tests too (tests/test_container.py) against a
+# this builds the image and runs the container tests too (tests/container/test_container.py) against a
 # private dockerd that it stops afterwards. PDF_AIRLOCK_REQUIRE_DOCKER=1 (set by .ci/run) makes
 # a failure to set Docker up an error instead of a skip.
 set -euo pipefail
@@ -15,7 +15,7 @@ docker_possible() {
 say() { echo "== $*" >&2; }
 
 # OCR's English language data (pdf_airlock.worker.pdf.ocr reads Debian's tesseract-ocr-eng):
-# tests/test_ocr.py needs it. Installed here when missing and this runs as root with apt-get.
+# tests/tools/test_ocr.py needs it. Installed here when missing and this runs as root with apt-get.
 TESSDATA_ENG=/usr/share/tesseract-ocr/5/tessdata/eng.traineddata
 if [ ! -f "$TESSDATA_ENG" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   say "installing tesseract-ocr-eng (OCR language data) from Debian (apt-get)"

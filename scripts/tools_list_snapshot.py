@@ -1,7 +1,7 @@
 """Write server/pdf_airlock/server/mcp/tools_list.json, the ``tools/list`` answer served before the SDK has
 loaded (``pdf_airlock.server.mcp.early_tools_list``): ``python scripts/tools_list_snapshot.py`` after changing
 a tool's
-schema or description. ``tests/test_handshake.py`` fails while the file is out of date."""
+schema or description. ``tests/protocol/test_handshake.py`` fails while the file is out of date."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any, cast
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pdf_airlock.server.calls import App  # noqa: E402
+from pdf_airlock.server.app.calls import App  # noqa: E402
 from pdf_airlock.server.config import Settings  # noqa: E402
-from pdf_airlock.server.mcp.direct_calls import FastCalls  # noqa: E402
+from pdf_airlock.server.mcp.direct_calls import DirectCalls  # noqa: E402
 from pdf_airlock.server.mcp.early_tools_list import SNAPSHOT  # noqa: E402
 from pdf_airlock.server.mcp.handshake import HANDSHAKE_VERSIONS  # noqa: E402
 from pdf_airlock.server.tools.registry import CATEGORIES, TOOLS  # noqa: E402
@@ -23,7 +23,7 @@ from pdf_airlock.server.tools.registry import CATEGORIES, TOOLS  # noqa: E402
 
 def live_answers() -> dict[str, dict[str, Any]]:
     """The direct route's ``tools/list`` result for each handshake-era version."""
-    route = FastCalls(App(Settings(), cast(Any, None)), frozenset(TOOLS), frozenset(CATEGORIES))
+    route = DirectCalls(App(Settings(), cast(Any, None)), frozenset(TOOLS), frozenset(CATEGORIES))
     return {version: route.list_result(version) for version in HANDSHAKE_VERSIONS}
 
 

@@ -30,12 +30,24 @@ HELLO_PAGES = [
     "Third page: the end.",
 ]
 TEST_PASSWORD = "s3cret-pass"
-# Derived from the tool modules (``pdf_airlock.server.tools.registry``); tests/test_layout.py
+# Derived from the tool modules (``pdf_airlock.server.tools.registry``); tests/unit/test_layout.py
 # checks the registry against the worker's parsers.
 ALL_TOOLS = set(TOOLS)
 BOMB_MIB = 1024
 TEST_TIMEOUT_S = 3
 TEST_MEMORY_MB = 256
+
+
+# Tests by purpose: each folder of tests/ is a marker (pyproject.toml registers them), so
+# ``-m unit`` or ``-m "not container and not corpus"`` picks a purpose without listing files.
+PURPOSES = ("unit", "protocol", "sandbox", "tools", "container", "corpus")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.parent.name
+        if folder in PURPOSES:
+            item.add_marker(getattr(pytest.mark, folder))
 
 
 @pytest.fixture(scope="session")

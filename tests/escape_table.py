@@ -1,7 +1,7 @@
 """Escape attempts run inside real job children, with the full sandbox and with layers removed.
 
 ``python tests/escape_table.py`` regenerates the table in docs/security.md (between the
-ESCAPE-TABLE markers). The test suite (tests/test_sandbox.py) asserts the full-sandbox column.
+ESCAPE-TABLE markers). The test suite (tests/sandbox/test_sandbox.py) asserts the full-sandbox column.
 Needs the zygote's test hook (PDF_AIRLOCK_TEST_HOOKS=1), which this module sets.
 """
 

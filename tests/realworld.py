@@ -1,7 +1,7 @@
 """Small generated documents, one per class of real-world PDF that once read wrong in the sandbox.
 
 Each is built object by object with pikepdf, so it is exactly the feature its name says: the
-public corpus (pdf.js's test/pdfs, fetched by bench/differential.py, never committed) is where
+public corpus (pdf.js's test/pdfs, fetched by bench/robustness/differential.py, never committed) is where
 these classes were found; these stand in for it in CI.
 """
 

@@ -1,6 +1,6 @@
 """Run every hostile class through every tool and engine on one real server (real ``mcp`` client).
 
-Used by tests/test_hostile.py (asserts) and ``python -m tests.hostile.run`` (writes the class
+Used by tests/sandbox/test_hostile.py (asserts) and ``python -m tests.hostile.run`` (writes the class
 table into docs/robustness.md). Each call records its outcome code, wall time seen by the client,
 and the job child's peak RSS from the server's audit log.
 """

@@ -67,7 +67,7 @@ class Settings:
     cache_bytes: int = DEFAULTS.cache_mb * MIB
     cache_dir: Path | None = None
     cache_key_file: Path | None = (
-        None  # the HMAC secret of --cache-dir's entries (``pdf_airlock.server.cache``)
+        None  # the HMAC secret of --cache-dir's entries (``pdf_airlock.server.app.cache``)
     )
     cache_disk_bytes: int = DEFAULTS.cache_disk_mb * MIB
     require_layers: tuple[str, ...] = ()
@@ -87,6 +87,17 @@ class Settings:
     def ocr_limits(self) -> dict[str, int]:
         """The job argument ``contract.OCR_LIMITS_ARG``."""
         return {name: getattr(self, f"ocr_{name}") for name in OCR_LIMITS}
+
+    def job_limits(self) -> dict[str, int]:
+        """The limits every job's child applies to itself (``pdf_airlock.worker.sandbox.layers``)."""
+        return {
+            "memory_bytes": self.memory_bytes,
+            "cpu_seconds": self.cpu_seconds,
+            "max_input_bytes": self.max_file_bytes,
+            "max_result_bytes": self.max_result_bytes,
+            "nice": self.job_nice,
+            "documents": self.documents_per_child,
+        }
 
     def sandbox_spec(self) -> dict[str, object]:
         """What every job asks of its child's sandbox."""

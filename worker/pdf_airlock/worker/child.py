@@ -36,6 +36,7 @@ from typing import Any, Final, NoReturn
 from pdf_airlock.worker import progress, strict_loads
 from pdf_airlock.worker.contract import PROBE_KIND, WorkerError
 from pdf_airlock.worker.parsers import get_parser
+from pdf_airlock.worker.probe import run_probe
 from pdf_airlock.worker.sandbox.layers import (
     CHILD_INPUT_FD,
     CHILD_RESULT_FD,
@@ -68,7 +69,7 @@ _JOB_NAME: Final = b"airlock-job"
 # Heap a spare faults in and keeps for its job (at most this share of the job's memory budget),
 # carved in blocks under glibc's smallest mmap threshold (128 KiB) so they come from the heap.
 # A one-page read grows its heap by about 300 KiB; every page kept beyond what the job uses is a
-# page fault of CPU spent for nothing (bench/cpu_per_doc.py, the MCP row).
+# page fault of CPU spent for nothing (bench/perf/cpu_per_doc.py, the MCP row).
 _HEAP_KEPT: Final = 1 << 20
 _HEAP_KEPT_SHARE: Final = 16
 _HEAP_BLOCK: Final = 64 << 10
@@ -106,12 +107,7 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
     kind = str(job["kind"])
     try:
         if kind == PROBE_KIND:
-            probe: dict[str, Any] = {"layers": report.layers, "micros": report.micros}
-            if job["args"].get("ocr"):  # ``pdf-airlock self-test``: an OCR job in the sandbox too
-                from pdf_airlock.worker.pdf.ocr import self_check
-
-                probe["ocr"] = self_check(job["args"])
-            return {"ok": True, "result": probe}
+            return {"ok": True, "result": run_probe(job["args"], report)}
         from pdf_airlock.worker.pdf.opening import apply_decode_limits
 
         apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)

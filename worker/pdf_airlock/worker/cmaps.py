@@ -8,12 +8,12 @@ The zygote reads the compressed files once (``preload``) into a sealed memfd tha
 and read-only, through a read-only descriptor: a fork copies no page-table entry of a shared
 mapping (every child faults in only the CMaps it decodes, and its exit unmaps no more), where a
 private copy's ~8 MB of entries were copied at every fork and torn down at every exit
-(bench/cpu_per_doc.py). No process can write it: the seals forbid writes and the mapping was
+(bench/perf/cpu_per_doc.py). No process can write it: the seals forbid writes and the mapping was
 never writable. Where memfds or sealing are missing, a private anonymous copy serves instead.
 It replaces ``CMapDB._load_data`` with a loader that decompresses and decodes only
 the CMap a document asks for, inside the child. Decoding every CMap in the zygote instead would
 cost seconds of warm-up and many times that memory in every job. The decoding mirrors pdfminer's own
-``_load_data`` (its JSON format and key conversions); tests/test_cmaps.py compares the two on
+``_load_data`` (its JSON format and key conversions); tests/sandbox/test_cmaps.py compares the two on
 every file. ``CMAP_PATH`` is not honoured: only the installed package's files are served.
 """
 
@@ -32,7 +32,7 @@ _SUFFIX: Final = ".json.gz"
 _INT_KEYED: Final = ("CID2UNICHR_H", "CID2UNICHR_V")
 # Every file's bytes in one mapping, and each file's (offset, length): outside the malloc heap,
 # where megabytes of small objects would push a job's allocations onto fresh pages and make
-# every read slower (``bench/ab_servers.py text-10.pdf`` shows it).
+# every read slower (``bench/studies/ab_servers.py text-10.pdf`` shows it).
 _store: list[mmap.mmap] = []
 _index: dict[str, tuple[int, int]] = {}
 

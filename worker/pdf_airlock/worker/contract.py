@@ -4,7 +4,7 @@ It names what crosses the trust boundary and nothing else: the module the zygote
 environment switches the supervisor may pass it, the job kinds reserved for the test suite, the
 error codes a job child may report, the names of the sandbox layers, the kinds of line a job
 child writes before its result envelope, and the names and ranges of OCR's limits. It imports
-nothing but the standard library, so loading it loads no PDF engine (tests/test_boundaries.py).
+nothing but the standard library, so loading it loads no PDF engine (tests/unit/test_boundaries.py).
 
 Messages of a ``WorkerError`` must never contain document bytes or passwords: the supervisor
 sanitises them and maps any code it does not know to ``internal``.
@@ -13,6 +13,7 @@ sanitises them and maps any code it does not know to ``internal``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
@@ -29,6 +30,7 @@ __all__ = [
     "TEST_KINDS",
     "WORKER_CODES",
     "ZYGOTE_MODULE",
+    "Limits",
     "WorkerError",
 ]
 
@@ -103,6 +105,22 @@ OCR_LIMITS: Final[Mapping[str, tuple[int, int, int]]] = MappingProxyType(
         "low_confidence": (60, 0, 100),  # mean word confidence under which a page gets a warning
     }
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-job resource budget, chosen by the supervisor (``Settings.job_limits``) and applied by
+    the child to itself (``pdf_airlock.worker.sandbox``). ``nice``: the child's scheduling
+    niceness (0-19): untrusted parsing yields the CPU to the supervisor and its client.
+    ``documents``: how many jobs one child may serve (``pdf_airlock.worker.child``); 1, a fresh
+    child per document, unless the supervisor's ``--documents-per-child`` allows more."""
+
+    memory_bytes: int
+    cpu_seconds: int
+    max_input_bytes: int
+    max_result_bytes: int
+    nice: int = 0
+    documents: int = 1
 
 
 class WorkerError(Exception):

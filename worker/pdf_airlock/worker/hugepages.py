@@ -10,7 +10,7 @@ setting): one entry per 2 MiB to copy and tear down. Nothing about sharing chang
 stays private copy-on-write, and the first write to such a range by the zygote or a child splits
 the mapping back into 4 KiB entries in that process, whose copy-on-write is then per 4 KiB page
 as before. So the ranges that stay cheap are the ones no one writes (Tesseract's model, the
-engines' tables), the bulk of it (bench/cpu_per_doc.py, "CPU per document" in
+engines' tables), the bulk of it (bench/perf/cpu_per_doc.py, "CPU per document" in
 docs/performance.md).
 
 Best effort: a kernel without ``MADV_COLLAPSE``, or with THP off, or a range the kernel will

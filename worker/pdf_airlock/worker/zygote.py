@@ -36,7 +36,7 @@ deadline as for a spare. A resident reaped between jobs is remembered like a rea
 ``cold`` (``batch``: CPU per document, not the latency of one call) forks spares without the
 warm-up parse and without the heap kept for the job (``pdf_airlock.worker.child``): both move
 first-touch costs off a call's critical path, and both cost CPU that a job which finds its
-spare waiting does not get back (bench/cpu_per_doc.py, "CPU per document" in
+spare waiting does not get back (bench/perf/cpu_per_doc.py, "CPU per document" in
 docs/performance.md). The sandbox is the same.
 
 The zygote enforces each job's wall deadline from hand-over (``job``) or ``assigned`` (SIGKILL to
@@ -61,9 +61,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pdf_airlock.worker.child import run_spare
-from pdf_airlock.worker.contract import PROBE_KIND, TEST_HOOKS_ENV, TEST_KINDS
+from pdf_airlock.worker.contract import PROBE_KIND, TEST_HOOKS_ENV, TEST_KINDS, Limits
 from pdf_airlock.worker.parsers import TOOL_KINDS
-from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, Limits, SandboxPolicy
+from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, SandboxPolicy
 from pdf_airlock.worker.sandbox.process import fork_bare
 
 __all__ = ["main"]

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pdf_airlock.server.policy.paths import within
+from pdf_airlock.server.boundary.paths import within
 
 __all__ = ["Unlisted", "documents", "listed", "named_roots"]
 

@@ -42,12 +42,12 @@ from typing import Any, Final
 import anyio
 import structlog
 
+from pdf_airlock.server.app.calls import App, validated
 from pdf_airlock.server.batch.inputs import Unlisted, documents
 from pdf_airlock.server.batch.output import Output, OutputLocked, OutputRefused
 from pdf_airlock.server.batch.report import Report
 from pdf_airlock.server.batch.shard import Shard, document_key
 from pdf_airlock.server.batch.whole import join_part, owned, paged
-from pdf_airlock.server.calls import App, validated
 from pdf_airlock.server.config import DEFAULTS, MIB, Settings
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
@@ -55,7 +55,7 @@ from pdf_airlock.server.tools.models import MAX_CHARS_CEILING
 
 __all__ = ["run_batch"]
 
-log = structlog.get_logger()
+log = structlog.get_logger(__name__)
 # Tools whose result has RAG chunks: ``--chunks`` writes them one a line.
 CHUNKED_TOOLS: Final = frozenset({"pdf_markdown"})
 
@@ -151,7 +151,7 @@ async def _run(
             len(files) + 1,
             DEFAULTS.zygote_start_timeout_s,
             settings.kill_grace_s,
-            warm_spares=False,  # CPU per document, not one call's latency: bench/cpu_per_doc.py
+            warm_spares=False,  # CPU per document, not one call's latency: bench/perf/cpu_per_doc.py
             resident_idle_s=settings.child_idle_s,
         ) as pool:
             if settings.require_layers:
@@ -185,7 +185,7 @@ async def _run(
 async def _sandbox_missing(pool: Pool, settings: Settings) -> str | None:
     """Why the run may not start: a layer of ``--require-sandbox`` is not active (every document
     would fail, and the run would look like one of hostile documents); None when all are."""
-    from pdf_airlock.server.cli.selftest import missing_layers, probe_layers
+    from pdf_airlock.server.pool.probe import missing_layers, probe_layers
 
     try:
         missing = missing_layers(await probe_layers(pool, settings), settings.require_layers)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pdf_airlock.server.policy.paths import within
+from pdf_airlock.server.boundary.paths import within
 
 __all__ = [
     "INDEX_VARIABLE",

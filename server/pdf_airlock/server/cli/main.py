@@ -19,9 +19,8 @@ from typing import Any, NoReturn
 import anyio
 
 from pdf_airlock.server import __version__
-from pdf_airlock.server.cli.selftest import LAYERS
 from pdf_airlock.server.config import BATCH_PROGRESS_MODES, DEFAULTS, MIB, Settings
-from pdf_airlock.worker.contract import OCR_LIMITS
+from pdf_airlock.worker.contract import OCR_LIMITS, SANDBOX_LAYERS
 
 __all__ = ["main"]
 
@@ -191,9 +190,9 @@ def _settings(ns: argparse.Namespace) -> Settings:
     if not 0 < ns.child_idle_seconds <= DEFAULTS.max_child_idle_s:
         _usage(f"--child-idle-seconds must be above 0 and at most {DEFAULTS.max_child_idle_s:g}")
     required = tuple(layer.strip() for layer in ns.require_sandbox.split(",") if layer.strip())
-    unknown = sorted(set(required) - set(LAYERS))
+    unknown = sorted(set(required) - set(SANDBOX_LAYERS))
     if unknown:
-        _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
+        _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(SANDBOX_LAYERS)}")
     overrides: dict[str, Any] = _ocr_settings(ns)
     if ns.cache_dir is not None and ns.cache_disk_mb > 0:
         overrides.update(_cache_overrides(ns.cache_dir, ns.cache_key_file))
@@ -226,7 +225,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
 
 def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
     """Start-up checks of the disk cache: a bad directory or key file is a usage error."""
-    from pdf_airlock.server.cache import CacheDirError, prepare_directory
+    from pdf_airlock.server.app.cache import CacheDirError, prepare_directory
 
     try:
         prepare_directory(cache_dir)
@@ -239,7 +238,7 @@ def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
 
 
 def _key_file_override(key_file: Path, cache_dir: Path | None) -> dict[str, Path]:
-    from pdf_airlock.server.cache import CacheKeyError, prepare_key_file
+    from pdf_airlock.server.app.cache import CacheKeyError, prepare_key_file
 
     try:
         prepare_key_file(key_file, cache_dir)
@@ -385,8 +384,9 @@ def _batch_merge(ns: argparse.Namespace) -> int:
 
 
 async def _self_test(settings: Settings, as_json: bool) -> int:
-    from pdf_airlock.server.cli.selftest import missing_layers, probe_layers, render_table
+    from pdf_airlock.server.cli.selftest import render_table
     from pdf_airlock.server.pool.pool import Pool
+    from pdf_airlock.server.pool.probe import missing_layers, probe_layers
 
     async with Pool(1, 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s) as pool:
         layers = await probe_layers(pool, settings, ocr=True)
@@ -402,7 +402,7 @@ async def _self_test(settings: Settings, as_json: bool) -> int:
 
 
 async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> int:
-    from pdf_airlock.server.calls import App
+    from pdf_airlock.server.app.calls import App
     from pdf_airlock.server.pool.pool import Pool
 
     async with Pool(
@@ -476,11 +476,11 @@ def _serve(ns: argparse.Namespace, settings: Settings) -> NoReturn:
         from pdf_airlock.server.http.serve import main as serve_http
 
         raise SystemExit(serve_http(settings, ns))
-    from pdf_airlock.server.mcp.startup import serve
+    from pdf_airlock.server.stdio.startup import serve
 
     approval = None
     if getattr(ns, "policy", None) is not None:  # on stdio only its [approval] table applies
-        from pdf_airlock.server.http.policy import PolicyError, load_policy
+        from pdf_airlock.server.app.policy import PolicyError, load_policy
 
         try:
             approval = load_policy(ns.policy, settings.roots, settings.max_file_bytes).approval

@@ -1,64 +1,8 @@
-"""Sandbox self-test: run a probe job in a real job child and report every layer.
-
-Used by ``pdf-airlock self-test`` and at server start-up (logged to stderr; with
-``--require-sandbox`` the server refuses to start when a required layer is not active).
-"""
+"""``pdf-airlock self-test``: the sandbox probe (``pdf_airlock.server.pool.probe``) as a table."""
 
 from __future__ import annotations
 
-import os
-from typing import Any, Final
-
-from pdf_airlock.server.config import Settings
-from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.pool.pool import Pool
-from pdf_airlock.server.pool.verdict import classify
-from pdf_airlock.worker.contract import OCR_LIMITS_ARG, PROBE_KIND, SANDBOX_LAYERS
-
-__all__ = ["LAYERS", "missing_layers", "probe_layers", "render_table"]
-
-LAYERS: Final = SANDBOX_LAYERS
-_PROBE_DEADLINE_S: Final = 10.0
-_MAX_STATUS: Final = 200
-
-
-def job_limits(settings: Settings) -> dict[str, int]:
-    return {
-        "memory_bytes": settings.memory_bytes,
-        "cpu_seconds": settings.cpu_seconds,
-        "max_input_bytes": settings.max_file_bytes,
-        "max_result_bytes": settings.max_result_bytes,
-        "nice": settings.job_nice,
-        "documents": settings.documents_per_child,
-    }
-
-
-async def probe_layers(pool: Pool, settings: Settings, *, ocr: bool = False) -> dict[str, str]:
-    """Layer name -> status string, as reported by a real, sandboxed job child. With ``ocr``
-    the child also OCRs a trusted sample page, reported as ``ocr``."""
-    fd = os.memfd_create("pdf-airlock-probe", os.MFD_CLOEXEC)
-    try:
-        outcome = await pool.run(
-            PROBE_KIND,
-            {"ocr": ocr, OCR_LIMITS_ARG: settings.ocr_limits()},
-            fd,
-            limits=job_limits(settings),
-            deadline_s=_PROBE_DEADLINE_S,
-        )
-    finally:
-        os.close(fd)
-    untrusted = classify(outcome, settings.memory_bytes, _PROBE_DEADLINE_S)
-    untrusted_layers = untrusted.get("layers")
-    if not isinstance(untrusted_layers, dict):
-        raise ToolError("crashed", "the probe child returned no layer report")
-    layers = {name: str(untrusted_layers.get(name, "missing"))[:_MAX_STATUS] for name in LAYERS}
-    if ocr:
-        layers["ocr"] = str(untrusted.get("ocr", "missing"))[:_MAX_STATUS]
-    return layers
-
-
-def missing_layers(layers: dict[str, str], required: tuple[str, ...]) -> list[str]:
-    return [name for name in required if not layers.get(name, "").startswith("active")]
+__all__ = ["render_table"]
 
 
 def render_table(layers: dict[str, str]) -> str:
@@ -68,7 +12,3 @@ def render_table(layers: dict[str, str]) -> str:
         rows.append((name, state, detail))
     width = [max(len(row[i]) for row in rows) for i in range(2)]
     return "\n".join(f"{a:<{width[0]}}  {b:<{width[1]}}  {c}".rstrip() for a, b, c in rows)
-
-
-def summary(layers: dict[str, Any]) -> dict[str, str]:
-    return {name: str(status).split(":")[0] for name, status in layers.items()}

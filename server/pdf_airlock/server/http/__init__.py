@@ -1,7 +1,9 @@
 """The Streamable HTTP transport: a shared MCP service behind OAuth (docs/deployment.md).
 
-``options`` (flags, standard library only), ``serve`` (pool, uvicorn, signals), ``app`` (the
-routes), ``auth`` (bearer JWTs against a JWKS, RFC 9728), ``guards`` (Origin, body size,
-per-tool scopes), ``calls`` (principal, policy, limits), ``policy`` (the TOML policy file),
-``approval`` (elicitation), ``metrics`` (Prometheus) and ``health`` (probes).
+``options`` (flags, standard library only), ``serve`` (pool, uvicorn, signals), ``routes`` (the
+Starlette application), ``wire`` (uvicorn's httptools protocol), ``auth`` (bearer JWTs against a
+JWKS, RFC 9728), ``guards`` (Origin, body size, per-tool scopes), ``admission`` (a call's
+principal, its policy rule and limits, approvals), ``transport`` and ``direct`` (the SDK's
+session transport, and the direct ``tools/call`` route), ``events`` (resumable streams),
+``metrics`` (Prometheus) and ``health`` (probes).
 """

@@ -30,8 +30,8 @@ from mcp.server.auth.provider import AccessToken
 from starlette.authentication import AuthCredentials
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pdf_airlock.server.app.principal import Principal
 from pdf_airlock.server.http.options import AuthConfig
-from pdf_airlock.server.http.principal import Principal
 
 __all__ = [
     "ALLOWED_ALGORITHMS",
@@ -41,7 +41,7 @@ __all__ = [
     "principal_of",
 ]
 
-log = structlog.get_logger("pdf_airlock.http.auth")
+log = structlog.get_logger(__name__)
 
 # Asymmetric only: with an HMAC algorithm a public key from the JWKS would become a signing secret.
 ALLOWED_ALGORITHMS: Final = frozenset(

@@ -11,17 +11,17 @@ handling it reproduces exactly; everything else stays with the SDK:
 - the session's ``initialize`` has been accepted by the SDK (``SessionWatch`` below keeps its
   ``ServerSession``, whose negotiated version and client capabilities are read live), and the
   negotiated version is one the direct route knows;
-- the message is a plain ``tools/call`` of one of our tools (``FastCalls.parse``: ``name``,
+- the message is a plain ``tools/call`` of one of our tools (``DirectCalls.parse``: ``name``,
   ``arguments``, ``_meta``) asking no progress (no ``progressToken``: progress needs the SSE
   stream);
 - the call cannot need the human (``Approvals.may_ask``): approvals are off for it, or the
   client declared no elicitation (then the policy's fallback decides, as on the SDK's route).
 
-The call runs through ``HttpCalls.run`` as on the SDK's route (principal, its roots, rate and
+The call runs through ``Admission.run`` as on the SDK's route (principal, its roots, rate and
 concurrency, approvals, audit, metrics); the result is dumped and sieved by the negotiated
 version's surface with the SDK's own ``serialize_server_result``, as the SDK does.
-``tests/test_http_direct.py`` compares both routes byte for byte. The ``direct`` rows of
-``bench/http_load.py`` measure it; ``PDF_AIRLOCK_FAST_CALLS=0`` turns it off, with stdio's.
+``tests/protocol/test_http_direct.py`` compares both routes byte for byte. The ``direct`` rows of
+``bench/perf/http_load.py`` measure it; ``PDF_AIRLOCK_DIRECT_CALLS=0`` turns it off, with stdio's.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from mcp.server.session import ServerSession
 from mcp_types import RequestId
 from starlette.requests import Request
 
-from pdf_airlock.server.http.calls import HttpCalls
-from pdf_airlock.server.mcp.direct_calls import FAST_VERSIONS, FastCalls
+from pdf_airlock.server.http.admission import Admission
+from pdf_airlock.server.mcp.direct_calls import DIRECT_VERSIONS, DirectCalls
 
-__all__ = ["SESSION_SLOT", "DirectCall", "DirectCalls", "SessionSlot", "SessionWatch"]
+__all__ = ["SESSION_SLOT", "DirectCall", "DirectRoute", "SessionSlot", "SessionWatch"]
 
 SESSION_SLOT = "pdf_airlock.session_slot"  # the ASGI scope key of a POST's ``SessionSlot``
 
@@ -75,12 +75,12 @@ class DirectCall:
     run: Callable[[Request], Awaitable[dict[str, Any]]]
 
 
-class DirectCalls:
+class DirectRoute:
     """Accepts the ``tools/call`` requests of an initialized session it can answer exactly as
     the SDK would."""
 
-    def __init__(self, fast: FastCalls, calls: HttpCalls) -> None:
-        self.fast = fast
+    def __init__(self, direct: DirectCalls, calls: Admission) -> None:
+        self.direct = direct
         self.calls = calls
 
     def route(self, message: Any, session: ServerSession | None) -> DirectCall | None:
@@ -88,15 +88,15 @@ class DirectCalls:
         if session is None or session.client_params is None:
             return None  # no initialize accepted yet: the SDK answers (its init gate)
         version = session.protocol_version
-        if version not in FAST_VERSIONS:
+        if version not in DIRECT_VERSIONS:
             return None
-        parsed = self.fast.parse(message)
+        parsed = self.direct.parse(message)
         if parsed is None:
             return None
         request_id, name, arguments, token = parsed
         if token is not None or self.calls.approvals.may_ask(name, arguments, session):
             return None
-        calls, sieve = self.calls, self.fast.sieve
+        calls, sieve = self.calls, self.direct.sieve
 
         async def run(request: Request) -> dict[str, Any]:
             result = await calls.run(request, request_id, name, arguments, session=None, progress=None)

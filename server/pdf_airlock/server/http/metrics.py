@@ -1,6 +1,6 @@
 """Prometheus metrics of the HTTP service (``GET /metrics``), with ``prometheus_client``.
 
-Calls are counted from the audit records (``pdf_airlock.server.audit.add_listener``), so every
+Calls are counted from the audit records (``pdf_airlock.server.app.audit.add_listener``), so every
 call is counted once whichever way it ended; the pool's occupancy is read when scraped.
 
 - ``pdf_airlock_calls_total{tool, outcome}``: outcome ``ok`` or the error code;
@@ -21,7 +21,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pdf_airlock.server.audit import add_listener, remove_listener
+from pdf_airlock.server.app.audit import add_listener, remove_listener
 from pdf_airlock.server.pool.pool import Pool
 
 __all__ = ["KILL_LIMITS", "Metrics"]

@@ -7,7 +7,7 @@ before listening and a missing layer stops the server. SIGTERM stops accepting c
 lets in-flight calls finish (``--shutdown-grace``); SIGINT stops at once (exit status 130).
 Signals are handled here, not by uvicorn, so the pool always shuts down in order. The event loop
 is uvloop's (uvicorn's own choice where it is installed): its C transports and loop took
-0.07-0.20 ms of the server's CPU off each call in A/B runs of ``bench/http_load.py``'s servers.
+0.07-0.20 ms of the server's CPU off each call in A/B runs of ``bench/perf/http_load.py``'s servers.
 """
 
 from __future__ import annotations
@@ -25,21 +25,21 @@ import structlog
 import uvicorn
 
 from pdf_airlock.server import __version__
-from pdf_airlock.server.calls import App
-from pdf_airlock.server.cli.selftest import missing_layers, probe_layers, summary
+from pdf_airlock.server.app.calls import App
+from pdf_airlock.server.app.policy import Policy, PolicyError, load_policy
 from pdf_airlock.server.config import DEFAULTS, Settings
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.http.app import build_asgi
 from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions, UsageError, http_options
-from pdf_airlock.server.http.policy import Policy, PolicyError, load_policy
+from pdf_airlock.server.http.routes import build_asgi
 from pdf_airlock.server.http.wire import CoalescingHttpProtocol
 from pdf_airlock.server.pool.pool import Pool
+from pdf_airlock.server.pool.probe import missing_layers, probe_layers, summary
 
 __all__ = ["main", "serve_http"]
 
-log = structlog.get_logger("pdf_airlock.http")
+log = structlog.get_logger(__name__)
 
 EXIT_USAGE: Final = 2
 EXIT_SANDBOX: Final = 1

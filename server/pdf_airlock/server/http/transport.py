@@ -17,7 +17,7 @@ chooses per request, from the first message the server has for it:
 Only a plain request (not ``initialize``) on a session without an event store takes this path;
 every other POST, and every GET and DELETE, is the SDK's. The request is checked exactly as the
 SDK checks it (``Accept``, ``Content-Type``, the JSON-RPC model, the session) before it is
-dispatched. The ``Streamable HTTP`` rows of ``bench/http_load.py`` measure it.
+dispatched. The ``Streamable HTTP`` rows of ``bench/perf/http_load.py`` measure it.
 
 Before that, a ``tools/call`` the direct route takes (``pdf_airlock.server.http.direct``) is run
 here on the app, after the same checks, and answered with one JSON body; the SDK's session never
@@ -34,7 +34,7 @@ The SDK's private methods overridden or called here, all of ``StreamableHTTPServ
 ``_clean_up_memory_streams``, ``_run_sse_writer``, and the attributes ``_read_stream_writer``,
 ``_request_streams``, ``_sse_stream_writers``, ``_event_store``; of the session manager,
 ``_admit_session`` and ``_server_instances``/``_session_owners``.
-``tests/test_http_transport.py`` checks they are all still there, with the signatures used here.
+``tests/protocol/test_http_transport.py`` checks they are all still there, with the signatures used here.
 """
 
 from __future__ import annotations
@@ -82,13 +82,13 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from pdf_airlock.server.http.direct import SESSION_SLOT, DirectCall, DirectCalls, SessionSlot
+from pdf_airlock.server.http.direct import SESSION_SLOT, DirectCall, DirectRoute, SessionSlot
 from pdf_airlock.server.http.events import EventBudget, SessionEvents
 
 __all__ = ["JSON_HOLD_S", "LazyJsonTransport", "SessionManager"]
 
 logger = logging.getLogger(__name__)
-log = structlog.get_logger("pdf_airlock.transport")
+log = structlog.get_logger(__name__)
 
 JSON_HOLD_S: Final = 1.0  # past this without a message, the answer becomes an SSE stream
 _INITIALIZE: Final = "initialize"
@@ -110,7 +110,7 @@ class _Running:
 class LazyJsonTransport(StreamableHTTPServerTransport):
     """One session's transport: direct calls, JSON for a request answered at once, SSE otherwise."""
 
-    def __init__(self, *args: Any, direct: DirectCalls | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, direct: DirectRoute | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.direct = direct
         self.slot = SessionSlot()
@@ -199,7 +199,7 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
         answer: JSONRPCResponse | JSONRPCError | None = None
         # A bare asyncio task, not an anyio task group: uvicorn runs on asyncio, and a group's
         # start and cancellation cost more server CPU than the rest of the route (the direct
-        # row of bench/http_load.py). It only ever cancels ``running.scope``.
+        # row of bench/perf/http_load.py). It only ever cancels ``running.scope``.
         watcher = asyncio.get_running_loop().create_task(self._watch_client(receive, running))
         try:
             with running.scope:
@@ -333,7 +333,7 @@ class SessionManager(StreamableHTTPSessionManager):
 
     event_budget: EventBudget | None = None
 
-    def __init__(self, *args: Any, direct: DirectCalls | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, direct: DirectRoute | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.direct = direct
 

@@ -8,7 +8,7 @@ that turn, or at once when the response is complete: a JSON answer goes out whol
 whatever else this turn of the loop has to run (a job's bookkeeping, the pool's next spare); an
 SSE stream's events still leave as they come (at most one loop turn later). Nothing else
 changes: parsing, limits, keep-alive and flow control are uvicorn's. It serves the ``Streamable
-HTTP`` rows of ``bench/http_load.py``.
+HTTP`` rows of ``bench/perf/http_load.py``.
 """
 
 from __future__ import annotations

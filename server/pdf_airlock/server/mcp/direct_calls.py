@@ -17,8 +17,8 @@ The answer is the app's ``CallToolResult`` shaped as the SDK shapes it: dumped (
 json mode, ``exclude_none``), then sieved by the negotiated version's surface with the SDK's own
 ``mcp_types.methods.serialize_server_result`` (fields and key order as that version defines
 them). Progress goes out as the SDK's ``notifications/progress``; a request the
-client cancels is never answered, as with the SDK. ``tests/test_fastcall.py`` compares both
-routes on every tool. ``PDF_AIRLOCK_FAST_CALLS=0`` turns the route off.
+client cancels is never answered, as with the SDK. ``tests/protocol/test_direct_calls.py`` compares both
+routes on every tool. ``PDF_AIRLOCK_DIRECT_CALLS=0`` turns the route off.
 
 ``tools/list`` takes the route too when its ``params`` are absent or hold only a known
 ``category`` and a ``_meta`` with at most a ``progressToken`` (a ``cursor``, an unknown category
@@ -38,22 +38,22 @@ from pdf_airlock.server.mcp.handshake import HANDSHAKE_VERSIONS, plain_id, plain
 from pdf_airlock.server.pool.child_output import ProgressFn
 
 if TYPE_CHECKING:
-    from pdf_airlock.server.calls import App
+    from pdf_airlock.server.app.calls import App
 
-__all__ = ["FAST_CALLS_ENV", "FAST_VERSIONS", "FastCall", "FastCalls", "fast_calls_enabled"]
+__all__ = ["DIRECT_CALLS_ENV", "DIRECT_VERSIONS", "DirectCall", "DirectCalls", "direct_calls_enabled"]
 
-FAST_CALLS_ENV: Final = "PDF_AIRLOCK_FAST_CALLS"
-FAST_VERSIONS: Final = frozenset(HANDSHAKE_VERSIONS)
+DIRECT_CALLS_ENV: Final = "PDF_AIRLOCK_DIRECT_CALLS"
+DIRECT_VERSIONS: Final = frozenset(HANDSHAKE_VERSIONS)
 _PARAM_KEYS: Final = frozenset({"name", "arguments", "_meta"})
 _LIST_PARAM_KEYS: Final = frozenset({"category", "_meta"})
 
 
-def fast_calls_enabled() -> bool:
-    return os.environ.get(FAST_CALLS_ENV, "1") != "0"
+def direct_calls_enabled() -> bool:
+    return os.environ.get(DIRECT_CALLS_ENV, "1") != "0"
 
 
 @dataclass(frozen=True, slots=True)
-class FastCall:
+class DirectCall:
     """One accepted ``tools/call`` (or ``tools/list``): run it with a progress sender (or None)
     to get the result."""
 
@@ -63,7 +63,7 @@ class FastCall:
     method: str = "tools/call"
 
 
-class FastCalls:
+class DirectCalls:
     """Accepts the ``tools/call`` and ``tools/list`` requests it can answer exactly as the SDK
     would."""
 
@@ -81,8 +81,8 @@ class FastCalls:
         self.sieve = serialize_server_result
         self._lists: dict[tuple[str, str | None], dict[str, Any]] = {}
 
-    def route(self, message: Any, protocol_version: str | None) -> FastCall | None:
-        if protocol_version not in FAST_VERSIONS or not isinstance(message, dict):
+    def route(self, message: Any, protocol_version: str | None) -> DirectCall | None:
+        if protocol_version not in DIRECT_VERSIONS or not isinstance(message, dict):
             return None
         if message.get("method") == "tools/list":
             return self._list(message, str(protocol_version))
@@ -97,9 +97,9 @@ class FastCalls:
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             return sieve("tools/call", version, dumped)
 
-        return FastCall(request_id, token, run)
+        return DirectCall(request_id, token, run)
 
-    def _list(self, message: dict[str, Any], version: str) -> FastCall | None:
+    def _list(self, message: dict[str, Any], version: str) -> DirectCall | None:
         """A plain ``tools/list``: the answer made for this version and category the first time,
         the same object every time after (never changed: the transport only serializes it)."""
         request_id, params = message.get("id"), message.get("params", {})
@@ -115,7 +115,7 @@ class FastCalls:
         async def run(_progress: ProgressFn | None, answer: dict[str, Any] = result) -> dict[str, Any]:
             return answer
 
-        return FastCall(request_id, None, run, "tools/list")
+        return DirectCall(request_id, None, run, "tools/list")
 
     def list_result(self, version: str, category: str | None = None) -> dict[str, Any]:
         """The ``tools/list`` result for ``version`` and ``category``, made once and kept."""

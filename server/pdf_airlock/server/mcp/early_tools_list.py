@@ -4,10 +4,11 @@ A client lists the tools right after the handshake, and the SDK (with the tool m
 more to import (``pdf_airlock.server.mcp.handshake``). ``tools_list.json`` beside this module holds the answer
 the direct route (``pdf_airlock.server.mcp.direct_calls``) makes: the ``ListToolsResult`` dumped and sieved by
 the SDK for each handshake-era version it lists (the same for all of them). It is written by ``python
-scripts/tools_list_snapshot.py`` and checked against the live answer by ``tests/test_handshake.py``; once the
-SDK has loaded, the transport checks it too and logs ``early_tools_list_mismatch`` (and stops using it) if it
-ever differs. Only a plain request is answered here: no ``params``, or an empty object, or only a ``_meta``
-with at most a ``progressToken``; a ``category`` or a ``cursor`` waits for the SDK. Imports nothing heavy.
+scripts/tools_list_snapshot.py`` and checked against the live answer by
+``tests/protocol/test_handshake.py``; once the SDK has loaded, the transport checks it too and
+logs ``early_tools_list_mismatch`` (and stops using it) if it ever differs. Only a plain request
+is answered here: no ``params``, or an empty object, or only a ``_meta`` with at most a
+``progressToken``; a ``category`` or a ``cursor`` waits for the SDK. Imports nothing heavy.
 """
 
 from __future__ import annotations

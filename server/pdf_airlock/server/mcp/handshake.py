@@ -3,7 +3,7 @@
 Importing the ``mcp`` SDK costs most of a second; the first thing every client sends is
 ``initialize`` (2024-11-05 .. 2025-11-25) or ``server/discover`` (2026-07-28). The transport
 answers that one request from here at once, with exactly the result the SDK produces (same
-version negotiation, capabilities, serverInfo, instructions; ``tests/test_handshake.py`` compares
+version negotiation, capabilities, serverInfo, instructions; ``tests/protocol/test_handshake.py`` compares
 the bytes for every version), and forwards the request to the SDK once it is loaded so the SDK's
 connection state is the same as if it had answered (its duplicate answer is dropped).
 
@@ -34,7 +34,7 @@ FAST_HANDSHAKE_ENV: Final = "PDF_AIRLOCK_FAST_HANDSHAKE"
 SERVER_NAME: Final = "pdf-airlock"
 SERVER_TITLE: Final = "pdf-airlock: sandboxed PDF reader"
 # What every tool shares, said once here rather than in each tool's schema
-# (``pdf_airlock.server.tools.models``). tests/test_handshake.py checks the error codes against
+# (``pdf_airlock.server.tools.models``). tests/protocol/test_handshake.py checks the error codes against
 # ``pdf_airlock.server.errors.CODES``.
 INSTRUCTIONS: Final = (
     "pdf-airlock reads untrusted PDFs in a sandbox: nothing in a document runs, and the text it "

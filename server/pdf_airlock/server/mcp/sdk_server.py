@@ -20,19 +20,19 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from pdf_airlock.server import __version__
-from pdf_airlock.server.calls import App
+from pdf_airlock.server.app.calls import App
+from pdf_airlock.server.app.policy import Approval
 from pdf_airlock.server.config import Settings
-from pdf_airlock.server.http.policy import Approval
-from pdf_airlock.server.mcp.direct_calls import FastCalls
+from pdf_airlock.server.mcp.direct_calls import DirectCalls
 from pdf_airlock.server.mcp.handshake import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE
 from pdf_airlock.server.pool.child_output import ProgressFn
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.tools.registry import CATEGORIES, TOOLS
 
-__all__ = ["CallFn", "approval_call", "build_app", "build_server", "fast_calls", "run"]
+__all__ = ["CallFn", "approval_call", "build_app", "build_server", "direct_calls", "run"]
 
 # How a transport runs one call: (request context, tool, arguments, progress) -> result. The HTTP
-# transport's adds the principal, its policy and approvals (``pdf_airlock.server.http.calls``).
+# transport's adds the principal, its policy and approvals (``pdf_airlock.server.http.admission``).
 _STDIO_PRINCIPAL = "stdio"
 CallFn = Callable[
     [ServerRequestContext[Any], str, dict[str, Any], ProgressFn | None], Awaitable[types.CallToolResult]
@@ -79,16 +79,16 @@ def build_app(settings: Settings, pool: Pool) -> App:
     return App(settings, pool)
 
 
-def fast_calls(app: App) -> FastCalls:
+def direct_calls(app: App) -> DirectCalls:
     """The transport's direct ``tools/call`` and ``tools/list`` route to the same app
     (``pdf_airlock.server.mcp.direct_calls``)."""
-    return FastCalls(app, frozenset(TOOLS), frozenset(CATEGORIES))
+    return DirectCalls(app, frozenset(TOOLS), frozenset(CATEGORIES))
 
 
 def approval_call(app: App, approval: Approval) -> CallFn:
-    """Calls that ask the human before risky actions (``pdf_airlock.server.http.approval``): the
+    """Calls that ask the human before risky actions (``pdf_airlock.server.app.approvals``): the
     stdio session with ``--policy``'s ``[approval]`` table. One client: one principal, one session."""
-    from pdf_airlock.server.http.approval import Approvals
+    from pdf_airlock.server.app.approvals import Approvals
 
     approvals = Approvals(app, approval)
 

@@ -21,7 +21,7 @@ Invariants:
   (``assigned``); any other job goes through the zygote as before. Either way the zygote owns the child:
   deadline, kill, reap, exit report.
 - With ``--documents-per-child`` > 1 (opt-in), a job that comes with a ``share`` (its client
-  and root, ``pdf_airlock.server.calls``) goes first to a resident child of the same spec and
+  and root, ``pdf_airlock.server.app.calls``) goes first to a resident child of the same spec and
   share (``pdf_airlock.server.pool.spares.Residents``); a child that answered well and has not
   grown its address space by more than a quarter of the memory budget over the zygote's is kept
   as such a resident (the zygote is told ``released``: no deadline while it
@@ -50,9 +50,9 @@ import anyio.abc
 import anyio.lowlevel
 import structlog
 
+from pdf_airlock.server.boundary.sanitize import clean_text
 from pdf_airlock.server.config import DEFAULTS
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.sanitize import clean_text
 from pdf_airlock.server.pool.child_output import (
     JobOutcome,
     LineFn,
@@ -67,7 +67,7 @@ from pdf_airlock.worker.contract import STRICT_LOADS_ENV, TEST_HOOKS_ENV, ZYGOTE
 
 __all__ = ["JobOutcome", "Pool", "ProgressFn"]
 
-log = structlog.get_logger("pdf_airlock.pool")
+log = structlog.get_logger(__name__)
 
 _READ_CHUNK: Final = 1 << 16
 _BACKOFF_FIRST_S: Final = 0.1
@@ -328,6 +328,25 @@ class Pool:
         """Pids of the idle spares the supervisor holds for the current zygote."""
         zygote = self._zygote
         return zygote.spares.pids() if zygote is not None and zygote.alive else []
+
+    def room_for_optional(self, jobs: int = 1, *, last_spare: bool = False) -> bool:
+        """Whether ``jobs`` optional jobs (jobs that only speed a call up, such as a two-ended
+        read's second child) may start now: a worker slot free for each, so none queues or causes
+        ``overloaded``, and an idle spare for each that leaves the pool's idle reserve (the spares
+        beyond ``workers``) idle, so the zygote does not fork refills beside them; ``last_spare``
+        may take the reserve too. Nothing awaits between this answer and the admission of a job
+        started on it."""
+        reserve = 0 if last_spare else max(0, self.spares - self.workers)
+        return self.free_workers() >= jobs and len(self.idle_spares()) >= jobs + reserve
+
+    async def slots_free(self, jobs: int) -> bool:
+        """Whether ``jobs`` worker slots are free now. Jobs cancelled just before (a call made as
+        soon as the previous one has its answer) give their slots back on their next turn: one
+        round of the event loop lets them, then this judges."""
+        if self.free_workers() >= jobs:
+            return True
+        await anyio.lowlevel.checkpoint()
+        return self.free_workers() >= jobs
 
     async def run(
         self,

@@ -4,7 +4,7 @@
 removes the fd again, on every wait. For a pipe that brings one line at a time (a job child's
 page lines, the zygote's reports) that is two ``epoll_ctl`` calls and a task switch per line.
 Handled in the loop's own callback instead, a line costs markedly less CPU (``python
-bench/wake_cost.py`` compares the ways), and long reads, whose children stream a line per page,
+bench/studies/wake_cost.py`` compares the ways), and long reads, whose children stream a line per page,
 answer sooner (the text-100 and text-1000 rows of docs/performance.md). ``reading`` keeps
 the fd registered for a block and runs a synchronous ``callback`` each time it is readable; the
 callback reads what is there and wakes a task only when the task has something to do.

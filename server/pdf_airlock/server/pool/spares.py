@@ -22,7 +22,7 @@ Invariants:
 Residents (opt-in, ``--documents-per-child`` > 1): a child whose spec allows several jobs keeps
 its socket open after its job (``pdf_airlock.worker.child``). The supervisor then keeps the
 socket of a child that answered well, under the key of the job's spec *and* its share (the
-client and the root of its document, ``pdf_airlock.server.calls``), and sends it the next job of
+client and the root of its document, ``pdf_airlock.server.app.calls``), and sends it the next job of
 that same key only; never a job of another client or root. A resident closes its own socket
 before its answer's EOF when it will not go on (its last document, a failed job), so a send to
 it fails at once (EPIPE) and the job goes to the next resident or a spare; no job is ever queued
@@ -45,7 +45,7 @@ import structlog
 
 __all__ = ["Residents", "Spares", "spec_key"]
 
-log = structlog.get_logger("pdf_airlock.pool")
+log = structlog.get_logger(__name__)
 
 
 def spec_key(limits: dict[str, int], sandbox: dict[str, Any]) -> str:

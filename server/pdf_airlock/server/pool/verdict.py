@@ -17,7 +17,8 @@ import os
 import signal
 from typing import Any, Final
 
-from pdf_airlock.server.errors import ToolError, from_untrusted
+from pdf_airlock.server.boundary.sanitize import clean_text
+from pdf_airlock.server.errors import CODES, ToolError
 from pdf_airlock.server.pool.child_output import JobOutcome
 
 __all__ = ["classify"]
@@ -79,3 +80,28 @@ def classify(outcome: JobOutcome, memory_budget: int, deadline_s: float) -> dict
     if not isinstance(untrusted_result, dict):
         raise ToolError("crashed", "the job child returned no result")
     return untrusted_result
+
+
+_MAX_MESSAGE_CHARS: Final = 500
+_MAX_DETAIL_KEYS: Final = 16
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, (int, float, bool)) or value is None
+
+
+def from_untrusted(untrusted_error: object) -> ToolError:
+    """Build a ToolError from a job child's error object, keeping only what is well-formed."""
+    if not isinstance(untrusted_error, dict):
+        return ToolError("crashed", "the job child returned a malformed error")
+    untrusted_code = untrusted_error.get("code")
+    untrusted_message = untrusted_error.get("message")
+    untrusted_details = untrusted_error.get("details")
+    code = untrusted_code if isinstance(untrusted_code, str) and untrusted_code in CODES else "internal"
+    message = clean_text(untrusted_message)[0] if isinstance(untrusted_message, str) else "parse failed"
+    details: dict[str, Any] = {}
+    if isinstance(untrusted_details, dict):
+        for key, value in list(untrusted_details.items())[:_MAX_DETAIL_KEYS]:
+            if isinstance(key, str) and _scalar(value):
+                details[clean_text(key)[0][:64]] = value
+    return ToolError(code, message[:_MAX_MESSAGE_CHARS], details)

@@ -32,7 +32,7 @@ from pdf_airlock.server.pool.spares import Residents, Spares
 
 __all__ = ["NotDelivered", "Pending", "ZygoteLink", "reaped_outcome"]
 
-audit_log = structlog.get_logger("pdf_airlock.audit")
+audit_log = structlog.get_logger(__name__)
 
 _MAX_CONTROL_MESSAGE: Final = 1 << 16
 _FD_SPACE: Final = socket.CMSG_SPACE(array.array("i").itemsize)  # a ``spare`` brings one fd

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from pdf_airlock.server.policy.paths import Document
+from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.tools.base import (
     JobRunner,
     Paged,

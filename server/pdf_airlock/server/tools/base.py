@@ -17,8 +17,8 @@ from typing import Any, Final, Protocol, TypeVar
 import mcp_types as types
 from pydantic import BaseModel
 
+from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.pool.child_output import LineFn, ProgressFn
 from pdf_airlock.server.tools.cursors import decode_cursor, encode_cursor
 from pdf_airlock.server.tools.models import READ_ENGINES, DocumentInput, output_schema
@@ -50,9 +50,9 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 class JobRunner(Protocol):
     """What a tool needs from the server: run a job kind on an open document (implemented by
-    ``pdf_airlock.server.calls.App``; a Protocol, so tool code is typed without importing it)."""
+    ``pdf_airlock.server.app.calls.App``; a Protocol, so tool code is typed without importing it).
+    The pool decides when a job runs; a tool only says whether a job is optional."""
 
-    workers: int
     max_result_bytes: int
     ocr_limits: dict[str, int]  # OCR's limits, for the jobs of the text tools (``Settings.ocr_limits``)
     selections: (
@@ -66,12 +66,12 @@ class JobRunner(Protocol):
         """Run ``fn`` beside the current call, free to outlive its answer (a two-ended read's
         cancelled children unwind after the answer has gone out). ``fn`` must not raise."""
 
-    def free_workers(self) -> int:
-        """Worker slots a job started now would get at once, without queueing."""
+    async def slots_free(self, jobs: int) -> bool:
+        """Whether ``jobs`` jobs started now would each get a worker slot at once."""
 
-    def idle_spares(self) -> int:
-        """Pre-forked job children ready now (a job takes one; none left makes the zygote fork
-        and warm up replacements at once, beside the running jobs)."""
+    def room_for_optional(self, jobs: int = 1, *, last_spare: bool = False) -> bool:
+        """Whether ``jobs`` optional jobs (they only speed the call up) may start now; the pool
+        decides (``pdf_airlock.server.pool.pool.Pool.room_for_optional``)."""
 
     async def run_job(
         self,
@@ -88,7 +88,7 @@ class JobRunner(Protocol):
         arrive, before the envelope."""
 
 
-# The interface a tool needs from the server (``pdf_airlock.server.calls.App`` implements it).
+# The interface a tool needs from the server (``pdf_airlock.server.app.calls.App`` implements it).
 Content = list[types.TextContent | types.ImageContent]
 # A tool returns its structured result and either its text fallback or all its content blocks.
 ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | Content]]]

@@ -12,7 +12,7 @@ another server) is refused exactly like a malformed one, ``invalid_arguments`` "
 server issued". A genuine cursor for a different document (the file changed), tool or
 arguments is refused as ``invalid_arguments`` too, saying which.
 
-A result cached on disk (``pdf_airlock.server.cache``, with ``--cache-key-file``) may outlive the process
+A result cached on disk (``pdf_airlock.server.app.cache``, with ``--cache-key-file``) may outlive the process
 that signed its cursor. ``reissue_cursors`` signs a result's cursor again with this process's
 key when the result is read back; ``cursor_cache_key`` is what a cache key holds for a
 ``cursor`` argument: the position it names, the same in every process, once its tag is checked.
@@ -140,7 +140,7 @@ def reissue_cursors(result: dict[str, Any]) -> dict[str, Any] | None:
     it; the same result when it has no cursor; None when its cursor is not a well-formed one
     for the result's document (the entry is then of no use).
 
-    Call it only on an entry whose own MAC ``pdf_airlock.server.cache`` has checked: the old tag cannot be
+    Call it only on an entry whose own MAC ``pdf_airlock.server.app.cache`` has checked: the old tag cannot be
     (its process's key is gone), so the entry's MAC is what vouches for the body, as for every
     other field of the result. The body must still be a well-formed position of the result's
     document, the only kind ``decode_cursor`` lets through."""

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document
 from pdf_airlock.server.tools.base import (
     JobRunner,
     Paged,

@@ -28,7 +28,7 @@ from typing import Final
 __all__ = ["DEFAULT_ENTRIES", "SelectionMemo"]
 
 # About 310 bytes an entry with a short selector (tracemalloc, 1,024 entries: 311 KB); a
-# selector may be up to 1,000 characters (the input schema): 1.4 MB then (tests/test_twoended.py).
+# selector may be up to 1,000 characters (the input schema): 1.4 MB then (tests/tools/test_twoended.py).
 DEFAULT_ENTRIES: Final = 1024
 
 SelectionKey = tuple[str, str, str | None]  # (sha256, engine, pages)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pdf_airlock.server.policy.paths import Document
+from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.tools.base import (
     JobRunner,
     Paged,
@@ -29,6 +29,7 @@ from pdf_airlock.server.tools.models import (
     ReadEngine,
     SourceFields,
 )
+from pdf_airlock.server.tools.read_two_ended import two_ended_read
 from pdf_airlock.server.tools.untrusted import (
     MAX_PAGES_IN_ANSWER,
     Bounded,
@@ -104,10 +105,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "start_offset": position.get("offset", 0),
         **args.ocr_job_args(runner.ocr_limits),
     }
-    # Imported here: the two-ended read builds on this module's models.
-    from pdf_airlock.server.tools.read_two_ended import two_ended_read
-
-    split = await two_ended_read(runner, job_args, document)
+    split = await two_ended_read(runner, job_args, document, PdfReadUntrusted)
     if split is None:
         result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
     else:

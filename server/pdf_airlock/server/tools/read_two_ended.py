@@ -12,7 +12,8 @@ a line on its result pipe before its envelope (``pdf_airlock.worker.progress``,
   whole pages, ignoring ``max_chars``. It is started when the forward child's ``selection`` line says there
   are at least ``_MIN_BACKWARD_POSITIONS`` positions (a one-page document never pays for it), or at once when
   an earlier read of the same bytes and selection found that many (``pdf_airlock.server.tools.page_counts``;
-  one that found fewer reads with the single child), and only if ``_room_for`` it: a worker slot free at that
+  one that found fewer reads with the single child), and only if the pool has room for it
+  (``Pool.room_for_optional``): a worker slot free at that
   moment (it never queues, so it never causes an ``overloaded``; with nothing queued at most ``workers - 1``
   run) and an idle spare that stays idle after it takes one; without room then, it is tried again as pages
   come in (the zygote refills its spares meanwhile). Its lines count only if its ``selection`` line agrees
@@ -36,7 +37,7 @@ Why the spare rule: each job takes one of the zygote's pre-forked spares, and th
 none is left idle. With as many cores as workers (the default), the two refills' forks and warm-up parses then
 run beside the two children and cost more than the second child saves (on 2 cores, without the rule, a
 10-page read was slower two-ended than with one child). Hence the pool's default of ``spares = workers + 1``.
-``python bench/mcp_bench.py`` measures this path against in-process extraction (``docs/performance.md``).
+``python -m bench.perf.mcp_bench`` measures this path against in-process extraction (``docs/performance.md``).
 Calls back to back may leave the zygote no time to refill: the backward child is then tried again as pages
 come, and without room the forward child reads alone. At most two children read one
 document: with more cores, more documents are read at once instead.
@@ -48,19 +49,17 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
-import anyio.lowlevel
 import structlog
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from pdf_airlock.server.boundary.paths import Document
+from pdf_airlock.server.boundary.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.errors import ToolError
-from pdf_airlock.server.policy.paths import Document
-from pdf_airlock.server.policy.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.pool.child_output import ProgressFn
 from pdf_airlock.server.tools.base import JobRunner
-from pdf_airlock.server.tools.read import PdfReadUntrusted
 from pdf_airlock.server.tools.untrusted import (
     MAX_COUNT,
     MAX_OFFSET,
@@ -105,16 +104,13 @@ class StreamLine(UntrustedModel):
     page: StreamedPage | None = None
 
 
-log = structlog.get_logger("pdf_airlock.twoended")
+ReadT = TypeVar("ReadT", bound=BaseModel)
+log = structlog.get_logger(__name__)
 
 MIN_TWO_ENDED_BYTES: Final = 8 * 1024
-_MAX_WARNINGS: Final = 100  # what the child keeps, and what PdfReadUntrusted admits
+_MAX_WARNINGS: Final = 100  # what the child keeps, and what the read's untrusted model admits
 # The envelope's own fields (ok, engine, counts, next, brackets) next to its pages' lines.
 _ENVELOPE_BYTES: Final = 512
-# Idle spares a backward child must leave behind: with none left, the zygote forks and warms up
-# replacements at once, beside the two running children, and on a machine with as many cores as
-# workers that costs more than the second child saves.
-_SPARES_KEPT_IDLE: Final = 1
 # Fewer positions than this are read by the forward child alone: a second child would start,
 # open the document and reach the one or two pages it could take about when the first does.
 _MIN_BACKWARD_POSITIONS: Final = 3
@@ -147,7 +143,7 @@ class _Stream:
         return todo - 1 if self.top is None else min(todo - 1, self.top)
 
 
-class _TwoEnded:
+class _TwoEnded(Generic[ReadT]):
     """The merge: positions placed in order from 0 until the selection or the budget ends.
 
     ``start_backward`` starts a backward child's job (given the one it replaces, if any);
@@ -158,6 +154,7 @@ class _TwoEnded:
     def __init__(
         self,
         job_args: dict[str, Any],
+        model: type[ReadT],
         start_backward: Callable[[_Stream | None], object] = lambda _after: None,
         room: Callable[[], bool] = lambda: False,
         *,
@@ -165,6 +162,7 @@ class _TwoEnded:
         on_selection: Callable[[StreamedSelection], object] = lambda _selection: None,
     ) -> None:
         self.args = job_args
+        self.model = model
         self.start_backward = start_backward
         self.room = room
         self.report_progress = report_progress
@@ -208,14 +206,14 @@ class _TwoEnded:
                 # Checked atomically with the job's admission: nothing awaits between this check
                 # and the pool's count of admitted jobs. A restart may take the last idle spare:
                 # it only happens on long reads, where a refill beside it costs little.
-                keep_idle = 0 if after is not None else _SPARES_KEPT_IDLE
-                if stream.direction == "backward" and not _room_for(runner, 1, keep_idle):
+                optional = stream.direction == "backward"
+                if optional and not runner.room_for_optional(last_spare=after is not None):
                     return
                 await runner.run_job(
                     "pdf_read",
                     args,
                     document,
-                    PdfReadUntrusted,
+                    self.model,
                     report=False,
                     on_line=lambda line: self.on_line(stream, line),
                 )
@@ -424,7 +422,7 @@ class _TwoEnded:
             self.reported += 1
             await progress(self.reported, self.todo)
 
-    def answer(self, max_result_bytes: int) -> tuple[PdfReadUntrusted, list[str]]:
+    def answer(self, max_result_bytes: int) -> tuple[ReadT, list[str]]:
         selection = self.forward.selection
         assert selection is not None and self.done
         kept = self.warnings[:_MAX_WARNINGS]
@@ -450,17 +448,11 @@ class _TwoEnded:
             warnings.append(text)
             removed += count
         try:
-            result = PdfReadUntrusted.model_validate(raw | {"pages": pages, "warnings": warnings})
+            result = self.model.model_validate(raw | {"pages": pages, "warnings": warnings})
         except ValidationError as exc:
             log.error("invalid_job_result", kind="pdf_read", errors=exc.error_count())
             raise ToolError("crashed", "the job child returned a result that failed validation") from exc
         return result, removal_warnings(removed)
-
-
-def _room_for(runner: JobRunner, jobs: int, keep_idle: int = _SPARES_KEPT_IDLE) -> bool:
-    """A worker slot free now for each job (an optional job never queues), and an idle spare
-    for each that leaves ``keep_idle`` more idle (see the module docstring)."""
-    return runner.free_workers() >= jobs and runner.idle_spares() >= jobs + keep_idle
 
 
 def _check_envelope_size(raw: dict[str, Any], max_result_bytes: int) -> None:
@@ -479,19 +471,13 @@ def _check_envelope_size(raw: dict[str, Any], max_result_bytes: int) -> None:
 
 
 async def two_ended_read(
-    runner: JobRunner, job_args: dict[str, Any], document: Document
-) -> tuple[PdfReadUntrusted, list[str]] | None:
-    """The answer read from both ends, or None when this read should take the single child."""
+    runner: JobRunner, job_args: dict[str, Any], document: Document, model: type[ReadT]
+) -> tuple[ReadT, list[str]] | None:
+    """The answer read from both ends, validated by ``model`` (``pdf_read``'s untrusted result),
+    or None when this read should take the single child."""
     # The forward child takes a spare as a single child would; the backward one is gated later.
-    if runner.workers < 2 or document.size < MIN_TWO_ENDED_BYTES:
+    if document.size < MIN_TWO_ENDED_BYTES or not await runner.slots_free(2):
         return None
-    if runner.free_workers() < 2:
-        # A call made right after an earlier one's answer (the next part of a cursor, from the
-        # same task) finds that read's cancelled children still counted: they give their slots
-        # back on their next turn. One round of the event loop lets them, then judge.
-        await anyio.lowlevel.checkpoint()
-        if runner.free_workers() < 2:
-            return None
     key = (document.sha256, str(job_args.get("engine", "fast")), job_args.get("pages"))
     known = runner.selections.get(key)
     if known is not None and known - int(job_args.get("start_index", 0)) < _MIN_BACKWARD_POSITIONS:
@@ -505,13 +491,14 @@ async def two_ended_read(
 
     read = _TwoEnded(
         job_args,
+        model,
         lambda after: start(read.backward, after),
-        lambda: _room_for(runner, 1),
+        lambda: runner.room_for_optional(1),
         report_progress=progress is not None,
         on_selection=lambda selection: runner.selections.put(key, selection.selected_pages),
     )
     start(read.forward)
-    if known is not None and _room_for(runner, 2):
+    if known is not None and runner.room_for_optional(2):
         # Pages enough for two, as an earlier read found: the backward child starts now, not
         # after the forward child's selection line (``pdf_airlock.server.tools.page_counts``).
         read.backward_started = True
@@ -536,9 +523,7 @@ async def two_ended_read(
     if error is not None and error.code == "output_limit":
         # Streamed lines take a few bytes more than the single envelope: only the single child
         # can tell whether its own answer fits. Progress already sent must not start over.
-        return await runner.run_job(
-            "pdf_read", job_args, document, PdfReadUntrusted, report=read.reported == 0
-        )
+        return await runner.run_job("pdf_read", job_args, document, model, report=read.reported == 0)
     if error is not None:
         raise error
     raise ToolError("crashed", "the reading job child ended before it had streamed every page")

@@ -2,7 +2,7 @@
 ``TOOL = ToolSpec(...)``, listed by rank.
 
 Nothing lists the tools by hand: adding a module with a ``TOOL`` adds the tool (its worker half
-is ``pdf_airlock.worker.parsers.<same name>``; tests/test_layout.py checks the two match).
+is ``pdf_airlock.worker.parsers.<same name>``; tests/unit/test_layout.py checks the two match).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from typing import Annotated
 import mcp_types as types
 from pydantic import BaseModel, Field
 
-from pdf_airlock.server.policy.paths import Document
-from pdf_airlock.server.policy.png import checked_png
+from pdf_airlock.server.boundary.paths import Document
+from pdf_airlock.server.boundary.png import checked_png
 from pdf_airlock.server.tools.base import (
     Content,
     JobRunner,

@@ -1,14 +1,14 @@
 """Published JSON Schemas: written out in place and compact; the models stay the validators.
 
 ``tools/list`` is what every conversation with the server pays for first: a client parses it,
-and a model may read all of it, before any document is opened (``tests/test_tools_list_size.py``
+and a model may read all of it, before any document is opened (``tests/protocol/test_tools_list_size.py``
 holds it to a byte budget). What is published is made from the pydantic models here:
 
 - ``inline_refs``: local ``$ref``s replaced by the definitions they name. A jsonschema-based
   client (the Python SDK checks every ``structuredContent`` against the tool's ``outputSchema``)
   resolves a ``$ref`` each time it meets one: once per page of a ``pdf_read`` answer, for
-  example; written out in place the schema is faster to check (``python bench/schema_refs.py
-  FILE``). A definition that refers to itself stays a ``$ref`` into ``$defs``.
+  example; written out in place the schema is faster to check (a study, since retired, measured
+  it: CHANGELOG). A definition that refers to itself stays a ``$ref`` into ``$defs``.
 - ``drop_titles``: the ``title`` keywords pydantic writes on every model and field ("Max Chars"
   for ``max_chars``) repeat the names beside them and change no verdict.
 - ``compact``: the same verdict on every instance in fewer bytes: no titles, ``examples``,

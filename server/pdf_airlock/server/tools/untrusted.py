@@ -2,7 +2,7 @@
 
 Each tool module declares the model of its own job's result from these. Every string has a
 length cap, every list a size cap, and no model admits extra keys; anything else fails
-validation and the call ends as ``crashed`` (tests/test_untrusted.py checks every model of every
+validation and the call ends as ``crashed`` (tests/unit/test_untrusted.py checks every model of every
 tool).
 """
 

@@ -1,7 +1,7 @@
 """Parsers run inside the job child: one module per tool.
 
 ``parsers/<name>.py`` serves the job kind ``pdf_<name>``, the tool of the same name on the
-server side (``pdf_airlock.server.tools.<name>``; tests/test_layout.py checks they match one to
+server side (``pdf_airlock.server.tools.<name>``; tests/unit/test_layout.py checks they match one to
 one). Each declares ``KIND``, ``run(data, args)`` and ``warm_up(sample)``. ``run`` takes the
 document's bytes (already read from the input fd) and the job's arguments, which the supervisor
 validated; it assumes nothing about the bytes and returns a JSON-serialisable dict or raises

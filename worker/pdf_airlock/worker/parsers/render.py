@@ -27,8 +27,8 @@ KIND: Final = "pdf_render"
 POINTS_PER_INCH: Final = 72.0
 # zlib levels 1-3 use its fast matcher, 4-9 the lazy one. On rendered pages and decoded photos
 # level 3 encodes several times faster than the default 6, and the PNG is no larger in colour
-# (a grey text page comes out somewhat larger). ``python bench/png_levels.py`` measures the levels
-# on the corpus.
+# (a grey text page comes out somewhat larger), as a study (since retired: CHANGELOG) measured on
+# the benchmark corpus.
 PNG_COMPRESS_LEVEL: Final = 3
 
 

@@ -33,7 +33,6 @@ __all__ = [
     "available",
     "languages",
     "recognise",
-    "self_check",
     "unavailable_reason",
     "warm_up",
 ]
@@ -340,26 +339,3 @@ def warm_up(sample_page: Any, expected: str) -> None:
         if lang == "eng" and expected not in read.text:
             raise RuntimeError("OCR failed its warm-up")
     _why_not.clear()
-
-
-def self_check(args: dict[str, Any]) -> str:
-    """In a sandboxed child (``pdf-airlock self-test``): OCR the trusted sample page with
-    ``pdf_read`` under the OCR limits in the probe's ``args`` and say how it went, as a layer
-    status: ``active: ...``, ``unavailable: ...`` or ``failed: ...``."""
-    from pdf_airlock.worker.parsers import get_parser
-    from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT, tiny_pdf
-
-    if not available():
-        return f"unavailable: {unavailable_reason()}"
-    try:
-        read_args = {"max_chars": 1000, "ocr": "force", OCR_LIMITS_ARG: args.get(OCR_LIMITS_ARG)}
-        page = get_parser("pdf_read")(tiny_pdf(), read_args)["pages"][0]
-    except WorkerError as exc:
-        return f"failed: {exc.code}: {exc.message}"
-    except (RuntimeError, MemoryError) as exc:
-        return f"failed: {type(exc).__name__}"
-    if SAMPLE_TEXT not in page["text"]:
-        return "failed: the sample page was misread"
-    return f"active: read the sample page (confidence {page['ocr_confidence']}); languages: " + ", ".join(
-        languages()
-    )

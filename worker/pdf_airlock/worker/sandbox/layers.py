@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pdf_airlock.worker.contract import SANDBOX_LAYERS
+from pdf_airlock.worker.contract import SANDBOX_LAYERS, Limits
 from pdf_airlock.worker.sandbox import landlock, namespaces
 from pdf_airlock.worker.sandbox.process import (
     arm_parent_death,
@@ -57,21 +57,6 @@ SKIPPABLE: Final = frozenset({"namespaces", "landlock", "seccomp"})
 
 class SandboxError(Exception):
     """A required layer could not be applied; the job must not run."""
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-job resource budget, chosen by the supervisor. ``nice``: the child's scheduling
-    niceness (0-19): untrusted parsing yields the CPU to the supervisor and its client.
-    ``documents``: how many jobs one child may serve (``pdf_airlock.worker.child``); 1, a fresh
-    child per document, unless the supervisor's ``--documents-per-child`` allows more."""
-
-    memory_bytes: int
-    cpu_seconds: int
-    max_input_bytes: int
-    max_result_bytes: int
-    nice: int = 0
-    documents: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,9 @@ import math
 import os
 import resource
 import time
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:
-    from pdf_airlock.worker.sandbox.layers import Limits
+from pdf_airlock.worker.contract import Limits
 
 __all__ = ["address_space_now", "apply_rlimits", "cpu_hard_limit", "renew_cpu"]
 
@@ -22,7 +21,7 @@ _STATM_BYTES: Final = 256  # seven decimal page counts
 def address_space_now() -> int:
     """This process's address space in bytes (``/proc/self/statm``). Read with bare fd calls:
     a buffered file object is a dozen Python objects to build, in a fresh child each a page to
-    copy (bench/cpu_per_doc.py)."""
+    copy (bench/perf/cpu_per_doc.py)."""
     fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
     try:
         pages = int(os.read(fd, _STATM_BYTES).split()[0])

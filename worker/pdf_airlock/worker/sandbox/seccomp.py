@@ -14,7 +14,7 @@ unavailable rather than guessing syscall numbers):
 
   - ``mmap`` and ``mprotect`` only without ``PROT_EXEC`` (write-xor-execute). Every library
     was mapped in the zygote's warm-up, the zygote holds no writable and executable mapping
-    (tests/test_sandbox.py checks a spare's maps), and no parse maps code (the traced corpus
+    (tests/sandbox/test_sandbox.py checks a spare's maps), and no parse maps code (the traced corpus
     never asks for ``PROT_EXEC``): a request for it is injected code or a ``dlopen`` after the
     sandbox is on. ``pkey_mprotect`` is not allowed at all. A ctypes callback made in the
     child maps its closure writable and executable, so it is killed too: the parsers make

@@ -1,0 +1,1 @@
+"""Generated corpora the benchmarks and tests read (nothing downloaded), under bench/.corpus/."""

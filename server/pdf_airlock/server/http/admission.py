@@ -1,0 +1,93 @@
+"""One ``tools/call`` on the HTTP transport: the principal, its policy, its limits, approvals.
+
+The principal is the one ``AuthMiddleware`` put on the HTTP request (``anonymous`` on a loopback
+server without auth). Its rule (``pdf_airlock.server.app.policy``) decides the roots its paths
+resolve under and its concurrency and rate; a call past them is refused with ``overloaded``
+before any work, and that refusal is audited like every call, principal included.
+
+Both routes of a call end in ``Admission.run``: the SDK's (``Admission`` is the ``CallFn`` of
+``sdk_server.build_server``) and the direct one (``pdf_airlock.server.http.direct``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from starlette.requests import Request
+
+from pdf_airlock.server.app.approvals import Approvals
+from pdf_airlock.server.app.audit import begin as begin_audit
+from pdf_airlock.server.app.calls import App, error_result
+from pdf_airlock.server.app.policy import Limiter, Policy
+from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.http.auth import principal_of
+from pdf_airlock.server.pool.child_output import ProgressFn
+
+__all__ = ["ANONYMOUS", "Admission"]
+
+ANONYMOUS: Final = "anonymous"  # the principal of a loopback server without auth
+MCP_SESSION_ID: Final = "mcp-session-id"
+
+
+class Admission:
+    """The ``CallFn`` the HTTP transport gives ``sdk_server.build_server``."""
+
+    def __init__(self, app: App, policy: Policy, *, authenticated: bool) -> None:
+        self.app = app
+        self.policy = policy
+        self.authenticated = authenticated  # with auth on, a call without a principal never runs
+        self.limiter = Limiter()
+        self.approvals = Approvals(app, policy.approval)
+
+    async def __call__(
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        progress: ProgressFn | None,
+    ) -> types.CallToolResult:
+        request = ctx.request if isinstance(ctx.request, Request) else None
+        return await self.run(
+            request, ctx.request_id, name, arguments, session=ctx.session, progress=progress
+        )
+
+    async def run(
+        self,
+        request: Request | None,
+        request_id: types.RequestId | None,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        session: ServerSession | None,
+        progress: ProgressFn | None,
+    ) -> types.CallToolResult:
+        """One call of ``request``'s principal; ``session`` asks the human when a call needs it
+        (None: the client cannot be asked, and the policy's fallback decides)."""
+        principal = principal_of(request.scope) if request is not None else None
+        label = principal.subject if principal is not None else ANONYMOUS
+        session_id = request.headers.get(MCP_SESSION_ID, "") if request is not None else ""
+        rule = self.policy.rule_for(principal)
+        try:
+            if self.authenticated and principal is None:
+                raise ToolError("path_denied", "no authenticated principal for this call")
+            self.limiter.acquire(label, rule)
+        except ToolError as error:
+            record = begin_audit(request_id, name)
+            record.event.update(principal=label, outcome=error.code, duration_ms=0.0)
+            record.answer()
+            return error_result(error)
+        try:
+            return await self.app.call_tool(
+                name,
+                arguments,
+                request_id,
+                progress,
+                principal=label,
+                paths=self.policy.paths_for(rule),
+                gate=self.approvals.gate(session, request_id, label, session_id),
+            )
+        finally:
+            self.limiter.release(label)

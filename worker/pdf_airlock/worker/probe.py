@@ -1,0 +1,46 @@
+"""The probe job (``contract.PROBE_KIND``): what ``pdf-airlock self-test`` and every server's
+start-up learn from a real, sandboxed job child.
+
+It reads no document: the child reports the sandbox layers it entered, and, when asked, OCRs
+the trusted sample page under the probe's OCR limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pdf_airlock.worker.contract import OCR_LIMITS_ARG, WorkerError
+from pdf_airlock.worker.parsers import get_parser
+from pdf_airlock.worker.pdf import ocr
+from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT, tiny_pdf
+from pdf_airlock.worker.sandbox.layers import SandboxReport
+
+__all__ = ["run_probe"]
+
+
+def run_probe(args: dict[str, Any], report: SandboxReport) -> dict[str, Any]:
+    """The layers ``report`` says were entered, their set-up times, and ``ocr`` with ``args["ocr"]``."""
+    probe: dict[str, Any] = {"layers": report.layers, "micros": report.micros}
+    if args.get("ocr"):
+        probe["ocr"] = self_check(args)
+    return probe
+
+
+def self_check(args: dict[str, Any]) -> str:
+    """In a sandboxed child (``pdf-airlock self-test``): OCR the trusted sample page with
+    ``pdf_read`` under the OCR limits in the probe's ``args`` and say how it went, as a layer
+    status: ``active: ...``, ``unavailable: ...`` or ``failed: ...``."""
+    if not ocr.available():
+        return f"unavailable: {ocr.unavailable_reason()}"
+    try:
+        read_args = {"max_chars": 1000, "ocr": "force", OCR_LIMITS_ARG: args.get(OCR_LIMITS_ARG)}
+        page = get_parser("pdf_read")(tiny_pdf(), read_args)["pages"][0]
+    except WorkerError as exc:
+        return f"failed: {exc.code}: {exc.message}"
+    except (RuntimeError, MemoryError) as exc:
+        return f"failed: {type(exc).__name__}"
+    if SAMPLE_TEXT not in page["text"]:
+        return "failed: the sample page was misread"
+    return f"active: read the sample page (confidence {page['ocr_confidence']}); languages: " + ", ".join(
+        ocr.languages()
+    )
