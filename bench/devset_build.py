@@ -142,8 +142,7 @@ def words(text: str, count: int) -> str:
 
 
 def latex_truth(entry: dict[str, Any], workdir: Path, pdf: Path) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from devset_latex import read
+    from bench.devset_latex import read
 
     main = workdir / entry["path"]
     named = re.search(r"\{([^}]*)\}\s*$", entry.get("class", ""))

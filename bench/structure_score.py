@@ -948,12 +948,9 @@ def peer_versions(python: Path) -> str:
 
 
 def write_block(doc: Path, text: str) -> None:
-    """Our block in ``doc`` by ``mcp_bench.write_block``, markers appended on a first run."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from mcp_bench import write_block as write
+    """Our block in ``doc`` (``bench.report.write_block``)."""
+    from bench.report import write_block as write
 
-    if f"<!-- {MARKER} -->" not in doc.read_text():
-        doc.write_text(doc.read_text().rstrip("\n") + f"\n\n<!-- {MARKER} -->\n<!-- /{MARKER} -->\n")
     write(doc, MARKER, text)
 
 
