@@ -23,6 +23,7 @@ pytestmark = pytest.mark.anyio
 CORPUS: dict[str, tuple[Callable[[], bytes], str | None]] = {
     "to-unicode.pdf": (realworld.to_unicode_pdf, None),
     "cjk.pdf": (realworld.predefined_cjk_pdf, None),
+    "not-embedded.pdf": (realworld.not_embedded_fonts_pdf, None),
     "form-xobject.pdf": (realworld.form_xobject_pdf, None),
     "hyphenated.pdf": (realworld.hyphenated_pdf, None),
     "text.pdf": (lambda: pdfs.text_pdf(HELLO_PAGES), None),
@@ -35,6 +36,7 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str | None]] = {
 # Text each document's pdf_read must contain on both sides: the comparison is of real answers.
 EXPECTED_TEXT = {
     "cjk.pdf": realworld.CJK_TEXT,
+    "not-embedded.pdf": "Helvetica, not embedded",
     "form-xobject.pdf": realworld.FORM_TEXT,
     "text.pdf": "Hello from page one.",
     "encrypted.pdf": "Encrypted body text",

@@ -94,7 +94,9 @@ def test_self_test_reports_every_layer_active_here() -> None:
     report = json.loads(done.stdout)
     assert done.returncode == 0, done.stdout
     assert report["missing"] == []
-    assert all(status.startswith("active") for status in report["layers"].values())
+    # The fallback fonts' row depends on Debian packages, not the sandbox: tests/test_fonts.py.
+    checked = {name: status for name, status in report["layers"].items() if name != "fonts"}
+    assert all(status.startswith("active") for status in checked.values())
     assert report["layers"]["seccomp"].startswith("active")
 
 
@@ -349,8 +351,10 @@ def _writable_or_anonymous_code(maps: str) -> list[str]:
 
 async def test_sandboxed_spare_holds_no_writable_code(docs: Path) -> None:
     """The PROT_EXEC rule keeps new code out; it also needs the zygote to hand down no writable
-    and executable page (a ctypes closure made in its warm-up would be one). Checked from
-    outside on a live spare, sandboxed and warmed, waiting for its job."""
+    and executable page (a ctypes closure made in its warm-up would be one: the fallback fonts'
+    callbacks are, until the zygote seals them read-and-execute in a memfd,
+    ``pdf_airlock.worker.fonts.closures``). Checked from outside on a live spare, sandboxed and
+    warmed, waiting for its job."""
     async with Pool(1, 4, 60, 1, spares=1) as pool:
         await _parse(pool, docs / "hello.pdf", "pdf_read", {"max_chars": 100})  # spares for these limits
         with anyio.fail_after(LEGIT_DEADLINE_S):
@@ -370,3 +374,5 @@ async def test_sandboxed_spare_holds_no_writable_code(docs: Path) -> None:
     assert "Seccomp:\t2" in status
     assert "r-xp" in maps  # the libraries' code is there, read-only
     assert _writable_or_anonymous_code(maps) == []
+    callbacks = [line.split() for line in maps.splitlines() if "/memfd:pdf-airlock-callbacks" in line]
+    assert [fields[1] for fields in callbacks] == ["r-xs"]

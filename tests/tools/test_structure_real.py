@@ -24,6 +24,7 @@ from pdf_airlock.worker.pdf.headings import never_heading, numbering
 from pdf_airlock.worker.pdf.layoutlines import PageLines
 from pdf_airlock.worker.pdf.readingorder import reading_order
 from pdf_airlock.worker.pdf.tables import read_page
+from pdf_airlock.worker.pdf.visibility import document_facts
 
 pytestmark = pytest.mark.skipif(not latex_docs.available(), reason="needs pdflatex (Debian's texlive)")
 _GUTTER = 306.0  # IEEEtran's letter page: the columns meet in the middle
@@ -35,10 +36,11 @@ def paper(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _page(paper: Path, index: int) -> PageLines:
-    document = pdfium.PdfDocument(paper)
+    data = paper.read_bytes()
+    document = pdfium.PdfDocument(data)
     try:
         page = document[index]
-        lines, _ = read_page(page, [])
+        lines, _ = read_page(page, [], document_facts(data))
         page.close()
         return lines
     finally:

@@ -472,10 +472,12 @@ def main() -> None:
     # the pool in order), but the supervisor's session: see pdf_airlock.worker.sandbox.process.detach.
     os.setpgid(0, 0)
     started = time.monotonic()
+    from pdf_airlock.worker import fonts
     from pdf_airlock.worker.hugepages import collapse_warm_memory
     from pdf_airlock.worker.warmup import warm_up
 
     warm_up()
+    fonts.seal()  # before any fork: no child may hold a writable code page
     kinds = _KINDS
     # The test-only switch (docs/security.md): set in the server's environment by the test suite,
     # never by a request or a document. It adds the escape and fault job kinds and lets a job

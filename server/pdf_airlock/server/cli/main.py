@@ -312,7 +312,8 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--root", action="append", type=Path, help="the run's --root again (repeatable)")
     merge.add_argument("--log-level", default=_env("LOG_LEVEL", "warning"))
     selftest = commands.add_parser(
-        "self-test", help="report which sandbox layers are active here, and whether OCR works"
+        "self-test",
+        help="report which sandbox layers are active here, and whether OCR and the fallback fonts work",
     )
     selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_settings_flags(selftest)
@@ -389,7 +390,7 @@ async def _self_test(settings: Settings, as_json: bool) -> int:
     from pdf_airlock.server.pool.probe import missing_layers, probe_layers
 
     async with Pool(1, 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s) as pool:
-        layers = await probe_layers(pool, settings, ocr=True)
+        layers = await probe_layers(pool, settings, checks=True)
     missing = missing_layers(layers, settings.require_layers)
     if as_json:
         payload = {"layers": layers, "required": list(settings.require_layers), "missing": missing}

@@ -16,6 +16,7 @@ from pdf_airlock.server.tools.base import (
     Paged,
     Position,
     ToolSpec,
+    hidden_lines,
     password,
     position_of,
     published,
@@ -34,6 +35,7 @@ from pdf_airlock.server.tools.untrusted import (
     MAX_PAGES_IN_ANSWER,
     Bounded,
     Confidence,
+    Hidden,
     TextLayer,
     TextSource,
     UntrustedModel,
@@ -55,6 +57,7 @@ class PageText(UntrustedModel):
     )
     text_source: TextSource
     ocr_confidence: Confidence | None = Field(description="OCR's mean word confidence, 0-100.")
+    hidden: Hidden = Field(default_factory=list)
 
 
 class ReadPosition(UntrustedModel):
@@ -103,6 +106,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "max_chars": args.max_chars,
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
+        "include_hidden": args.include_hidden,
         **args.ocr_job_args(runner.ocr_limits),
     }
     split = await two_ended_read(runner, job_args, document, PdfReadUntrusted)
@@ -122,6 +126,7 @@ def _read_text(read: PdfReadOutput) -> str:
         suffix = "" if page.complete else " (continues)"
         prefix = f" (from character {page.offset})" if page.offset else ""
         parts.append(f"--- page {page.page}{prefix}{suffix} ---\n{page.text}")
+        parts += hidden_lines(page.page, page.hidden)
     if read.cursor:
         parts.append(f"--- more text: call again with the same arguments and cursor={read.cursor} ---")
     parts += [f"warning: {warning}" for warning in read.warnings]

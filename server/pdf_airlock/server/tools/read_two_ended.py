@@ -65,6 +65,7 @@ from pdf_airlock.server.tools.untrusted import (
     MAX_OFFSET,
     Bounded,
     Confidence,
+    Hidden,
     TextLayer,
     TextSource,
     UntrustedModel,
@@ -94,6 +95,7 @@ class StreamedPage(UntrustedModel):
     text_layer: TextLayer
     text_source: TextSource
     ocr_confidence: Confidence | None
+    hidden: Hidden = Field(default_factory=list)
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -346,6 +348,7 @@ class _TwoEnded(Generic[ReadT]):
                 "text_layer": page.text_layer,
                 "text_source": page.text_source,
                 "ocr_confidence": page.ocr_confidence,
+                "hidden": [run.model_dump() for run in page.hidden],
             }
         )
 
@@ -440,7 +443,12 @@ class _TwoEnded(Generic[ReadT]):
         pages = []
         for page in self.pages:
             text, count = clean_text(page["text"])
-            pages.append(page | {"text": text})
+            hidden = []
+            for run in page["hidden"]:
+                run_text, run_count = clean_text(run["text"])
+                hidden.append(run | {"text": run_text})
+                count += run_count
+            pages.append(page | {"text": text, "hidden": hidden})
             removed += count
         warnings = []
         for warning in kept:

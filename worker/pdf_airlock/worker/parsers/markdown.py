@@ -44,6 +44,7 @@ from pdf_airlock.worker.pdf.structure import (
     sample_positions,
 )
 from pdf_airlock.worker.pdf.tables import Table, find_tables, read_page
+from pdf_airlock.worker.pdf.visibility import Withheld, markdown_block
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -64,11 +65,12 @@ class _Pages:
     tables, found only for a page whose blocks are wanted (not for a page the census only samples)."""
 
     def __init__(
-        self, document: Any, opened: Any, texts: PageTexts, selection: list[int], warnings: list[str]
+        self, document: Any, opened: Any, texts: PageTexts, selection: list[int], seen: Withheld
     ) -> None:
         self.document = document
         self.opened = opened
-        self.warnings = warnings
+        self.seen = seen
+        self.warnings = seen.warnings
         self.cache: dict[int, PageLines] = {}
         self.graphics: dict[int, PageGraphics] = {}
         self.tables: dict[int, list[Table]] = {}
@@ -88,10 +90,10 @@ class _Pages:
             try:
                 names = self._image_names(index)
                 try:
-                    self.cache[index], self.graphics[index] = read_page(page, names)
+                    self.cache[index], self.graphics[index] = read_page(page, names, self.seen.facts)
                 except WorkerError as error:  # too many graphic objects to look for tables
                     self._no_tables(index, error)
-                    self.cache[index] = pdfium_page_lines(page, names)
+                    self.cache[index] = pdfium_page_lines(page, names, self.seen.facts)
             finally:
                 page.close()
             if index in self.selected:
@@ -250,7 +252,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
         texts = PageTexts(document, args, warnings)
         texts.with_lines = True
-        pages = _Pages(document, opened, texts, selection, warnings)
+        pages = _Pages(document, opened, texts, selection, Withheld(opened.data, args, warnings))
         census_indices = set(sample_positions(page_count, CENSUS_PAGES))
         pages.load(census_indices)
         sampled = [pages.cache[index] for index in sorted(census_indices)]
@@ -302,8 +304,12 @@ def _forward(
         if out:  # the blank line the supervisor puts between two pages counts too
             budget -= len(PAGE_SEPARATOR)
         rendered = render_page(blocks, index + 1)
+        hidden = pages.seen.page(index + 1, lines.visibility)
+        whole = rendered.text
+        if hidden:  # after the page's body, never in it
+            whole = f"{whole}\n\n{markdown_block(hidden)}" if whole else markdown_block(hidden)
         offset = int(args.get("start_offset", 0)) if position == 0 else 0
-        text = rendered.text[offset:]
+        text = whole[offset:]
         fits = len(text) <= budget
         end = len(text) if fits else _cut(text, budget, first=not out)
         if not fits and end == 0:  # nothing of this page fits after the pages before it
@@ -325,6 +331,7 @@ def _forward(
                 "complete": fits,
                 "headings": [{"level": level, "text": heading} for level, heading in headings],
                 **_source(pages, index),
+                "hidden": hidden if offset == 0 else [],
             }
         )
         progress.page_done(position + 1, len(todo))

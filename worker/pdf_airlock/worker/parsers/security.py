@@ -3,9 +3,11 @@
 Input: untrusted bytes. Reports (never runs) JavaScript and actions wherever a reader would
 trigger them (document open, document/page/annotation/field additional actions, the JavaScript
 name tree, links, outline items), rich media and XFA, embedded files, encryption, incremental
-updates, signatures and how much of the file their ByteRange covers, and hidden-text signals
-(invisible render mode, white fill, text placed outside the page) for prompt-injection triage.
-Every walk is bounded; the risk summary lists its reasons.
+updates, signatures and how much of the file their ByteRange covers, and every text run a
+person would not see (``pdf.visibility``: the runs every text tool leaves out), each with its
+page, box, reason and a short preview, and whether it reads as instructions to a model
+(``pdf.promptlike``). Hidden text makes a document at least ``medium`` risk; hidden instructions
+to a model make it ``high``. Every walk is bounded; the risk summary lists its reasons.
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ from collections import Counter
 from typing import Any, Final
 
 import pikepdf
+import pypdfium2 as pdfium
 
+from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.decrypt import encryption_facts
-from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
+from pdf_airlock.worker.pdf.opening import clean_string, open_document, open_pikepdf
+from pdf_airlock.worker.pdf.promptlike import reads_as_instructions
+from pdf_airlock.worker.pdf.visibility import document_facts, page_visibility
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -25,7 +31,7 @@ KIND: Final = "pdf_security"
 
 MAX_LOCATIONS: Final = 200
 MAX_SCANNED_PAGES: Final = 500
-MAX_SCANNED_CONTENT: Final = 4 << 20  # decoded bytes of one page's content scanned for hidden text
+PREVIEW_CHARS: Final = 80
 _RISKY_ACTIONS: Final = {"javascript", "launch", "importdata", "submitform", "richmediaexecute", "gotoe"}
 _NOTABLE_ACTIONS: Final = {"uri", "gotor", "sound", "movie", "rendition"}
 _MEDIA_SUBTYPES: Final = {"RichMedia", "Screen", "Movie", "Sound", "3D"}
@@ -110,61 +116,68 @@ def _signatures(pdf: pikepdf.Pdf, size: int) -> list[dict[str, Any]]:
     return found
 
 
-def _scan(
-    instruction: pikepdf.ContentStreamInstruction,
-    state: dict[str, bool],
-    signals: dict[str, int],
-    box: list[float],
-) -> None:
-    operands, op = instruction.operands, str(instruction.operator)
-    if op == "Tr" and operands:
-        state["invisible"] = int(operands[0]) == 3
-    elif op in ("rg", "g", "k") and operands:
-        values = [float(v) for v in operands]
-        state["white"] = all(v >= 0.99 for v in values) if op != "k" else all(v <= 0.01 for v in values)
-    elif op in ("Tj", "TJ", "'", '"'):
-        signals["invisible_render_mode"] += state["invisible"]
-        signals["white_fill"] += state["white"] and not state["invisible"]
-    elif op == "Tm" and len(operands) >= 2:
-        x, y = float(operands[-2]), float(operands[-1])
-        if not (box[0] - 1 <= x <= box[2] + 1 and box[1] - 1 <= y <= box[3] + 1):
-            signals["off_page"] += 1
-
-
-def _hidden_text(pdf: pikepdf.Pdf, warnings: list[str]) -> dict[str, int]:
-    """Counts of text shown invisibly (Tr 3), in white, or placed outside the page."""
-    signals = {"invisible_render_mode": 0, "white_fill": 0, "off_page": 0, "pages_scanned": 0}
-    for number, page in enumerate(pdf.pages):
-        if number >= MAX_SCANNED_PAGES:
-            warnings.append(f"hidden-text signals cover the first {MAX_SCANNED_PAGES} pages only")
-            break
-        try:
-            box = [float(v) for v in page.mediabox]
-        except (ValueError, TypeError, pikepdf.PdfError):
-            box = [0.0, 0.0, 612.0, 792.0]  # US Letter when the page box is unreadable
-        try:
-            contents = page.obj.get("/Contents")
-            parts = list(contents) if isinstance(contents, pikepdf.Array) else [contents]
-            size = sum(len(part.read_bytes()) for part in parts if isinstance(part, pikepdf.Stream))
-            if size > MAX_SCANNED_CONTENT:
+def _hidden_text(data: bytes, password: str | None, warnings: list[str]) -> dict[str, Any]:
+    """Every text run a person would not see (``pdf.visibility``, the stage every text tool
+    leaves out), on the first ``MAX_SCANNED_PAGES`` pages: where, why, a short preview, and
+    whether it reads as instructions to a model (``pdf.promptlike``)."""
+    found: dict[str, Any] = {"pages_scanned": 0, "runs": 0, "by_reason": {}, "instructions": 0, "items": []}
+    try:
+        document = open_document(data, password).document
+    except WorkerError:
+        warnings.append("PDFium could not open the document: hidden text was not looked for")
+        return found
+    counts: Counter[str] = Counter()
+    facts = document_facts(data)
+    try:
+        for index in range(len(document)):
+            if index >= MAX_SCANNED_PAGES:
+                warnings.append(f"hidden text was looked for on the first {MAX_SCANNED_PAGES} pages only")
+                break
+            try:
+                page = document[index]
+            except pdfium.PdfiumError:
+                warnings.append(f"page {index + 1} could not be loaded by PDFium; hidden text not looked for")
+                continue
+            try:
+                textpage = page.get_textpage()
+                try:
+                    visibility = page_visibility(page, textpage, facts)
+                finally:
+                    textpage.close()
+            except pdfium.PdfiumError:
                 warnings.append(
-                    f"page {number + 1}: content stream over {MAX_SCANNED_CONTENT} bytes not scanned"
+                    f"page {index + 1}: PDFium could not read its text; hidden text not looked for"
                 )
                 continue
-            instructions = pikepdf.parse_content_stream(page)
-        except (pikepdf.PdfError, ValueError, TypeError):  # TypeError: an operator inside an array
-            warnings.append(f"page {number + 1}: content stream could not be parsed for hidden-text signals")
-            continue
-        signals["pages_scanned"] += 1
-        state = {"invisible": False, "white": False}
-        for instruction in instructions:
-            if not isinstance(instruction, pikepdf.ContentStreamInstruction):
-                continue  # inline images carry no text
-            try:
-                _scan(instruction, state, signals, box)
-            except (ValueError, TypeError, UnicodeDecodeError, IndexError):
-                continue  # a malformed operator or operand says nothing about hidden text
-    return signals
+            finally:
+                page.close()
+            found["pages_scanned"] += 1
+            for run in visibility.runs:
+                counts[run.reason] += 1
+                instruction = reads_as_instructions(run.text)
+                found["instructions"] += instruction
+                if len(found["items"]) < MAX_LOCATIONS:
+                    found["items"].append(
+                        {
+                            "page": index + 1,
+                            "box": list(run.box),
+                            "reason": run.reason,
+                            "preview": _preview(run.text),
+                            "instruction": instruction,
+                        }
+                    )
+    finally:
+        document.close()
+    found["runs"] = sum(counts.values())
+    found["by_reason"] = dict(counts.most_common())
+    return found
+
+
+def _preview(text: str) -> str:
+    """The first ``PREVIEW_CHARS`` characters of a hidden run, on one line, without control
+    characters (the supervisor cleans every string again)."""
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text[: PREVIEW_CHARS * 2]).split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]:
@@ -175,6 +188,10 @@ def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]
         reasons.append("XFA form")
     if facts["rich_media"]:
         reasons.append(f"{facts['rich_media']} rich-media annotation(s)")
+    if facts["hidden_text"]["instructions"]:
+        reasons.append(
+            f"{facts['hidden_text']['instructions']} hidden text run(s) that read as instructions to a model"
+        )
     if reasons:
         return "high", reasons
     reasons = [
@@ -183,8 +200,9 @@ def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]
     if facts["embedded_files"]:
         reasons.append(f"{facts['embedded_files']} embedded file(s)")
     hidden = facts["hidden_text"]
-    if hidden["invisible_render_mode"] or hidden["white_fill"] or hidden["off_page"]:
-        reasons.append("text a reader would not see (invisible, white or off-page)")
+    if hidden["runs"]:
+        by_reason = ", ".join(f"{count} {reason}" for reason, count in hidden["by_reason"].items())
+        reasons.append(f"{hidden['runs']} text run(s) a person would not see ({by_reason})")
     if any(sig["covers_whole_file"] is False for sig in facts["signatures"]):
         reasons.append("a signature does not cover the whole file (changed after signing?)")
     return ("medium" if reasons else "low"), reasons
@@ -219,7 +237,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
             "encryption": encryption,
             "incremental_updates": max(0, len(_EOF.findall(data)) - 1),
             "signatures": _signatures(pdf, len(data)),
-            "hidden_text": _hidden_text(pdf, warnings),
+            "hidden_text": _hidden_text(data, args.get("password"), warnings),
         }
     level, reasons = _risk(inventory.actions, facts)
     return {

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pdf_airlock.worker.pdf.textnorm import pdfium_text
+from pdf_airlock.worker.pdf.visibility import NOTHING_HIDDEN, DocumentFacts, PageVisibility, page_visibility
 
 __all__ = [
     "CJK",
@@ -96,8 +97,9 @@ class PageImage:
 
 @dataclass(slots=True)
 class PageLines:
-    """A page's lines and images, its size in points, and whether lines were left out;
-    ``turned``: the lines of text set at an angle to the page (never among ``lines``)."""
+    """A page's lines and images, its size in points, whether lines were left out, and what of
+    its text a person would not see (left out of the lines: ``pdf.visibility``); ``turned``: the
+    lines of text set at an angle to the page (never among ``lines``)."""
 
     width: float
     height: float
@@ -105,6 +107,7 @@ class PageLines:
     images: list[PageImage]
     cut: bool = False
     turned: list[TextLine] = field(default_factory=list)
+    visibility: PageVisibility = NOTHING_HIDDEN
 
 
 _BREAKS: Final = frozenset({0x0A, 0x0D})
@@ -450,9 +453,12 @@ def _line_text_of(chars: list[str]) -> str:
     return " ".join(pdfium_text("".join(chars).replace(_HYPHEN_MARK, "-")).split())
 
 
-def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | None = None) -> PageLines:
-    """The lines and images of one PDFium page; ``image_names`` names the page's images in
-    content order (the names ``pdf_images`` uses); ``cuts`` part lines where a rule runs."""
+def pdfium_page_lines(
+    page: Any, image_names: list[str], facts: DocumentFacts, cuts: VerticalRules | None = None
+) -> PageLines:
+    """The lines and images of one PDFium page, without the characters a person would not see;
+    ``image_names`` names the page's images in content order (the names ``pdf_images`` uses);
+    ``facts``: the document's, for ``pdf.visibility``; ``cuts`` part lines where a rule runs."""
     import pypdfium2.raw as pdfium_c
 
     width, height = page.get_size()
@@ -462,9 +468,13 @@ def pdfium_page_lines(page: Any, image_names: list[str], cuts: VerticalRules | N
         count = int(pdfium_c.FPDFText_CountChars(textpage.raw))
         if count > MAX_CHARS_PER_PAGE:
             count, result.cut = MAX_CHARS_PER_PAGE, True
+        result.visibility = page_visibility(page, textpage, facts)
+        hidden = result.visibility.codes
         gatherer = _Gatherer(textpage.raw, result, cuts)
         codes = _codes(textpage.raw, count)
         for index in range(count):
+            if hidden and hidden[index]:
+                continue  # a character no person sees (``pdf.visibility``) never enters a line
             gatherer.add(
                 index,
                 codes[index] if codes is not None else pdfium_c.FPDFText_GetUnicode(textpage.raw, index),

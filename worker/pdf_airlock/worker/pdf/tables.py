@@ -34,6 +34,7 @@ from pdf_airlock.worker.pdf.headings import numbering
 from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine, VerticalRules, pdfium_page_lines
 from pdf_airlock.worker.pdf.readingorder import reading_order
 from pdf_airlock.worker.pdf.structure import Row, join_line, rows_of, shown
+from pdf_airlock.worker.pdf.visibility import DocumentFacts
 
 __all__ = ["MAX_EDGE_PAIRS", "Table", "find_tables", "read_page"]
 
@@ -473,9 +474,9 @@ def find_tables(page: PageLines, graphics: PageGraphics) -> list[Table]:
     return sorted(tables, key=lambda table: (table.top, table.x0))
 
 
-def read_page(page: Any, image_names: list[str]) -> tuple[PageLines, PageGraphics]:
-    """A PDFium page's lines (cut where its vertical rules run) and its graphics: what
-    ``find_tables`` takes, when the page's tables are wanted."""
+def read_page(page: Any, image_names: list[str], facts: DocumentFacts) -> tuple[PageLines, PageGraphics]:
+    """A PDFium page's lines (cut where its vertical rules run, without what a person would not
+    see) and its graphics: what ``find_tables`` takes, when the page's tables are wanted."""
     graphics = page_graphics(page)
     cuts = VerticalRules([((r.x0 + r.x1) / 2, r.top, r.bottom) for r in graphics.rules if not r.horizontal])
-    return pdfium_page_lines(page, image_names, cuts), graphics
+    return pdfium_page_lines(page, image_names, facts, cuts), graphics
