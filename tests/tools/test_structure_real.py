@@ -6,7 +6,6 @@ numbering and run-in lead-ins, the table, the lists, and every word of the flat 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,7 @@ import pypdfium2 as pdfium
 import pytest
 from conftest import connect
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import markdown_fidelity
-
+from bench.quality import markdown_fidelity
 from pdf_airlock.worker.parsers import markdown as markdown_parser
 from pdf_airlock.worker.parsers import read as read_parser
 from pdf_airlock.worker.pdf.headings import never_heading, numbering

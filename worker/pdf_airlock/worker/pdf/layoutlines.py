@@ -249,6 +249,26 @@ class _Gatherer:
         self.paired = -1  # the index of a low surrogate already read with its high one
         self.cuts = cuts
 
+    def feed(self, count: int, codes: list[int] | None, hidden: Sequence[int] | None) -> None:
+        """The text page's characters in order (``codes``: theirs, read at once when PDFium could
+        give them so), but those no person sees (``hidden``, from ``pdf.visibility``): the one
+        place where characters enter the pipeline. Ordinary characters take the short way."""
+        unicode_of = self.c.FPDFText_GetUnicode
+        loose = self.c.FPDFText_GetLooseCharBox
+        raw, box, lines, char = self.raw, self.box, self.page.lines, self._char
+        low, high = _HIGH_SURROGATES
+        for index in range(count):
+            if hidden and hidden[index]:
+                continue  # a character no person sees never enters a line
+            code = codes[index] if codes is not None else unicode_of(raw, index)
+            if code in _BREAKS or code in _SPACES or low <= code < high or index == self.paired:
+                self.add(index, code)
+            elif loose(raw, index, box):
+                char(index, code)
+            if len(lines) >= MAX_LINES_PER_PAGE:
+                self.page.cut = True
+                break
+
     def add(self, index: int, code: int) -> None:
         """The character at ``index`` of the text page, whose code (UTF-16) is ``code``."""
         if index == self.paired:
@@ -471,17 +491,7 @@ def pdfium_page_lines(
         result.visibility = page_visibility(page, textpage, facts)
         hidden = result.visibility.codes
         gatherer = _Gatherer(textpage.raw, result, cuts)
-        codes = _codes(textpage.raw, count)
-        for index in range(count):
-            if hidden and hidden[index]:
-                continue  # a character no person sees (``pdf.visibility``) never enters a line
-            gatherer.add(
-                index,
-                codes[index] if codes is not None else pdfium_c.FPDFText_GetUnicode(textpage.raw, index),
-            )
-            if len(result.lines) >= MAX_LINES_PER_PAGE:
-                result.cut = True
-                break
+        gatherer.feed(count, _codes(textpage.raw, count), hidden)
         gatherer.finish()
     finally:
         textpage.close()
