@@ -41,7 +41,7 @@ _DATE: Final = re.compile(
     re.IGNORECASE,
 )
 _WORD: Final = re.compile(r"[^\W\d_]{2}")
-_LABELS: Final = frozenset(  # a paper's metadata labels run in before their values
+_LABELS: Final = frozenset(  # a paper's metadata labels, and a manual's admonitions
     {
         "keywords",
         "key words",
@@ -53,6 +53,11 @@ _LABELS: Final = frozenset(  # a paper's metadata labels run in before their val
         "additional key words and phrases",
         "mathematics subject classification",
         "jel classification",
+        "warning",
+        "note",
+        "caution",
+        "tip",
+        "important",
     }
 )
 _THEOREM: Final = re.compile(  # the run-in labels of theorems and their kin, numbered or not

@@ -215,19 +215,26 @@ def _rows(left: list[TextLine], right: list[TextLine]) -> bool:
     one side's lines are short (no column's lines of text), aligned on one edge (a table's or a
     form's column; not centred blocks side by side) and mostly share a baseline with a line of
     the other side; and when that side is the right one, the left lines are ragged (a table's
-    cells of text, not a justified column with notes in its margin)."""
+    cells of text, not a justified column with notes in its margin). Page numbers on the right,
+    each beside a line, are rows whatever their number (a table of contents)."""
+    page_numbers = all(_LINE_NUMBER.fullmatch(line.text) for line in right)  # a table of contents
+    if page_numbers and left and _partnered(right, left):
+        return True
     if len(left) < _MIN_ROWS or len(right) < _MIN_ROWS:
         return False
     if _cells(left) and _partnered(left, right):
         return True
-    return _cells(right) and not _aligned([line.x1 for line in left]) and _partnered(right, left)
+    if not _cells(right, numbers=True) or not _partnered(right, left):
+        return False
+    return not _aligned([line.x1 for line in left])
 
 
-def _cells(lines: list[TextLine]) -> bool:
-    """Short lines aligned on one edge, not all bare numbers (a margin's line numbers beside
-    the text they count are a column of their own)."""
-    numbers = sum(1 for line in lines if _LINE_NUMBER.fullmatch(line.text))
-    if numbers >= _LINE_NUMBER_SHARE * len(lines):
+def _cells(lines: list[TextLine], *, numbers: bool = False) -> bool:
+    """Short lines aligned on one edge; on the left, not all bare numbers (a margin's line
+    numbers beside the text they count are a column of their own), while ``numbers`` on the
+    right are cells (a table of contents' page numbers)."""
+    counted = sum(1 for line in lines if _LINE_NUMBER.fullmatch(line.text))
+    if not numbers and counted >= _LINE_NUMBER_SHARE * len(lines):
         return False
     widths = sorted(line.x1 - line.x0 for line in lines)
     heights = sorted(line.height for line in lines)
