@@ -722,7 +722,8 @@ def run_systems(
                 (out / system / f"{safe}.json").write_text(json.dumps(answer[0]))
                 scores[doc.name] = score_tables(doc, answer[0], answer[1])
             else:
-                (out / system / f"{safe}.md").write_text(answer[0])
+                # a peer may answer with a lone surrogate: written replaced, scored as answered
+                (out / system / f"{safe}.md").write_text(answer[0], errors="replace")
                 scores[doc.name] = score_markdown(doc, answer[0], answer[1])
         units = [
             (doc.name, test)

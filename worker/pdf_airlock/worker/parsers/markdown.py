@@ -345,7 +345,7 @@ def _forward(
     if next_position is not None:
         next_position |= {f"h{level}": levels[level] for level in range(1, MAX_LEVEL + 1)}
     if (furniture := removed.warning()) is not None:
-        warnings.append(furniture)
+        warnings.insert(0, furniture)  # first: the warnings a long answer has are cut at a bound
     return {"pages": out, "next": next_position}
 
 

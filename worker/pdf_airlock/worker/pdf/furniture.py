@@ -130,8 +130,9 @@ def _lone_edge(page: PageLines, line: TextLine, body_size: float) -> bool:
     body = 0
     for other in page.lines:
         beyond = other.bottom <= line.top if top else other.top >= line.bottom  # the page's edge side
-        if other is line or beyond or edge_key(page, other) is not None:
-            continue  # the edge's own lines (a header's other half) do not count
+        beside = other.top < line.bottom and other.bottom > line.top and edge_key(page, other) is not None
+        if other is line or beyond or beside:
+            continue  # the header's other half on its row does not count
         gap = other.top - line.bottom if top else line.top - other.bottom
         if gap < space:
             return False
