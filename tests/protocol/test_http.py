@@ -457,6 +457,124 @@ async def test_attachment_extraction_asks(server: RunningServer, keys: Keys) -> 
     assert ["attachment:accepted"] in decisions and ["attachment:declined"] in decisions
 
 
+def risky_data(tag: str) -> dict[str, str]:
+    """A high-risk document of bytes of its own (an approval is remembered by the document's hash)."""
+    data = active_content() + f"\n% {tag}\n".encode()
+    return {"data": base64.b64encode(data).decode()}
+
+
+@pytest.mark.parametrize(
+    ("answer", "approval"),
+    [("accept", None), ("decline", "declined"), ("cancel", "cancelled"), (None, "unavailable")],
+)
+async def test_the_2026_era_is_asked_by_a_round_trip(
+    server: RunningServer, keys: Keys, answer: str | None, approval: str | None
+) -> None:
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        content = {"approve": True} if answer == "accept" else None
+        return types.ElicitResult(action=answer, content=content)  # type: ignore[arg-type]
+
+    answers: Answers = []
+    token = keys.token("bob", groups=["bobs"])
+    document = risky_data(f"round trip {answer}")
+    async with connect(
+        server.url, token, elicit=elicit if answer else None, mode="auto", answers=answers
+    ) as client:
+        assert client.session.protocol_version == "2026-07-28"
+        result = await client.call_tool("pdf_read", document)
+    if approval is None:
+        assert not result.is_error, result
+        assert "Active content document" in result.content[0].text  # type: ignore[union-attr]
+    else:
+        assert error_code(result) == "path_denied"
+        assert result.structured_content is not None
+        assert result.structured_content["error"]["details"]["approval"] == approval
+    assert len(asked) == (1 if answer else 0)
+    rounds = [event for event in server.log_events("tool_call") if event.get("principal") == "bob"]
+    decided = [event["approvals"] for event in rounds if event.get("approvals")]
+    expected = (
+        ["high_risk:unavailable"]
+        if answer is None
+        else ["high_risk:asked", f"high_risk:{approval or 'accepted'}"]
+    )
+    assert [d[0] for d in decided[-len(expected) :]] == expected
+
+
+async def test_the_2026_era_asks_before_extracting(server: RunningServer, keys: Keys) -> None:
+    asked: list[str] = []
+    token = keys.token("alice", scope="pdf:read pdf:attachments")
+    async with connect(server.url, token, elicit=answering(True, asked), mode="auto") as client:
+        got = await client.call_tool("pdf_attachments", {"path": "attached.pdf", "extract": "notes.txt"})
+        assert not got.is_error and got.structured_content is not None
+        assert base64.b64decode(got.structured_content["extracted"]["data_base64"]) == b"attached notes\n"
+    assert len(asked) == 1 and "notes.txt" in asked[0]
+
+
+async def test_an_approval_state_is_refused_to_another_principal(server: RunningServer, keys: Keys) -> None:
+    key = "pdf-airlock/approve/high_risk"
+    document = risky_data("another principal")
+    able = answering(True, [])  # declares elicitation; these rounds are driven by hand
+    async with connect(server.url, keys.token("alice"), elicit=able, mode="auto") as alice:
+        first = await alice.session.call_tool("pdf_read", document, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult) and first.request_state is not None
+    approve = {key: types.ElicitResult(action="accept", content={"approve": True})}
+    async with connect(server.url, keys.token("bob", groups=["bobs"]), elicit=able, mode="auto") as bob:
+        replayed = await bob.session.call_tool(
+            "pdf_read",
+            document,
+            input_responses=approve,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(replayed, types.CallToolResult)
+    assert error_code(replayed) == "path_denied"
+    assert replayed.structured_content is not None
+    assert replayed.structured_content["error"]["details"]["approval"] == "invalid_state"
+    refused = [e for e in server.log_events("tool_call") if e.get("approval_state_error") == "principal"]
+    assert refused and refused[-1]["principal"] == "bob"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_progress_reaches_a_client_of_each_era(
+    server: RunningServer, keys: Keys, roots: dict[str, Path], mode: str
+) -> None:
+    fresh = roots["alice"] / f"progress-{mode}.pdf"  # bytes no call has read: no cached answer
+    pdfs.write(fresh, pdfs.text_pdf([f"{mode} page {n} " + "words " * 50 for n in range(1, 13)]))
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    async with connect(server.url, keys.token(), mode=mode) as client:
+        assert client.session.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+        result = await client.call_tool("pdf_read", {"path": fresh.name}, progress_callback=on_progress)
+        assert not result.is_error
+    assert seen and seen[-1] == (12, 12)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_delivered_answer_is_readable_only_by_its_principal(
+    server: RunningServer, keys: Keys, mode: str
+) -> None:
+    async with connect(server.url, keys.token("alice"), mode=mode) as alice:
+        delivered = await alice.call_tool("pdf_read", {"path": "long.pdf", "deliver": "resource"})
+        assert not delivered.is_error and delivered.structured_content is not None
+        uri = delivered.structured_content["resource"]["uri"]
+        mine = await alice.read_resource(uri)
+        assert "Page 1" in mine.contents[0].text  # type: ignore[union-attr]
+    async with connect(server.url, keys.token("bob", groups=["bobs"]), mode=mode) as bob:
+        with pytest.raises(MCPError) as refused:
+            await bob.read_resource(uri)
+        assert refused.value.error.code == types.INVALID_PARAMS
+        assert refused.value.error.message == "Resource not found"  # as for a URI never issued
+        assert (await bob.list_resources()).resources == []
+    async with connect(server.url, keys.token("alice"), mode=mode) as again:  # another session, alice
+        assert uri in [str(resource.uri) for resource in (await again.list_resources()).resources]
+
+
 # -- probes and metrics ----------------------------------------------------------------------
 
 

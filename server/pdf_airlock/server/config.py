@@ -40,6 +40,18 @@ class _Defaults:
     child_idle_s: float = 60.0  # a child between two documents of its key waits this long at most
     max_child_idle_s: float = 3600.0
     batch_progress_s: float = 10.0  # between ``batch_progress`` events (``pdf_airlock.server.batch.report``)
+    # A 2026-07-28 approval's signed requestState counts this long (``pdf_airlock.server.app.approval_state``)
+    approval_state_ttl_s: float = 300.0
+    approval_state_ttl_range: tuple[float, float] = (10.0, 3600.0)
+    # Answers delivered as resources (``pdf_airlock.server.app.resources``)
+    resource_ttl_s: float = 3600.0
+    resource_ttl_range: tuple[float, float] = (60.0, 7 * 86400.0)
+    resource_mb: int = 64
+    resource_mb_range: tuple[int, int] = (0, 65_536)
+    resource_disk_mb: int = 256
+    resource_disk_mb_range: tuple[int, int] = (0, 1_048_576)
+    resource_part_chars: int = 100_000
+    resource_part_chars_range: tuple[int, int] = (1_000, 2_000_000)
 
 
 DEFAULTS: Final = _Defaults()
@@ -83,6 +95,12 @@ class Settings:
     ocr_max_pixels: int = OCR_LIMITS["max_pixels"][0]
     ocr_page_timeout_ms: int = OCR_LIMITS["page_timeout_ms"][0]
     ocr_low_confidence: int = OCR_LIMITS["low_confidence"][0]
+    approval_state_ttl_s: float = DEFAULTS.approval_state_ttl_s
+    # Answers delivered as resources: how long they last, memory, disk (with cache_dir), part size
+    resource_ttl_s: float = DEFAULTS.resource_ttl_s
+    resource_bytes: int = DEFAULTS.resource_mb * MIB
+    resource_disk_bytes: int = DEFAULTS.resource_disk_mb * MIB
+    resource_part_chars: int = DEFAULTS.resource_part_chars
 
     def ocr_limits(self) -> dict[str, int]:
         """The job argument ``contract.OCR_LIMITS_ARG``."""

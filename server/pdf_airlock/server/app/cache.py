@@ -53,6 +53,7 @@ __all__ = [
     "KEY_BYTES",
     "CacheDirError",
     "CacheKeyError",
+    "DiskStore",
     "ResultCache",
     "prepare_directory",
     "prepare_key_file",
@@ -195,8 +196,9 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-class _DiskStore:
-    """One file per entry, each checked by its HMAC; every failure to read one is a miss."""
+class DiskStore:
+    """One file per entry, each checked by its HMAC; every failure to read one is a miss (also
+    the store of answers delivered as resources, ``pdf_airlock.server.app.resources``)."""
 
     def __init__(self, directory: Path, max_bytes: int, secret: bytes) -> None:
         self.directory = directory  # for messages: every operation goes through ``self._fd``
@@ -329,11 +331,11 @@ class ResultCache:
         self.misses = 0
         self.disk_hits = 0
         secret = _PROCESS_KEY
-        self._disk: _DiskStore | None = None
+        self._disk: DiskStore | None = None
         if directory is not None and disk_max_bytes > 0:
             if key_file is not None:
                 secret = prepare_key_file(key_file, directory)
-            self._disk = _DiskStore(directory, disk_max_bytes, secret)
+            self._disk = DiskStore(directory, disk_max_bytes, secret)
             log.info(
                 "cache_disk",
                 directory=str(directory),

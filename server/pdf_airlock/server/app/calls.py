@@ -9,6 +9,7 @@ is recorded in its audit event (``pdf_airlock.server.app.audit``).
 from __future__ import annotations
 
 import contextvars
+import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -20,7 +21,9 @@ from pydantic import BaseModel, ValidationError
 
 from pdf_airlock.server.app.audit import begin as begin_audit
 from pdf_airlock.server.app.audit import current as current_audit
-from pdf_airlock.server.app.cache import ResultCache, prepare_key_file
+from pdf_airlock.server.app.cache import KEY_BYTES, ResultCache, prepare_key_file
+from pdf_airlock.server.app.delivery import delivered_result, whole_arguments
+from pdf_airlock.server.app.resources import ResourceStore
 from pdf_airlock.server.boundary.paths import Document, PathPolicy
 from pdf_airlock.server.boundary.sanitize import clean_text, removal_warnings
 from pdf_airlock.server.config import Settings
@@ -29,12 +32,12 @@ from pdf_airlock.server.pool.child_output import JobOutcome, LineFn, ProgressFn
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
 from pdf_airlock.server.tools.cursors import share_key
-from pdf_airlock.server.tools.models import DocumentInput, OcrInput
+from pdf_airlock.server.tools.models import DeliveryInput, DocumentInput, OcrInput
 from pdf_airlock.server.tools.page_counts import SelectionMemo
 from pdf_airlock.server.tools.registry import TOOLS, ToolSpec
 from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
-__all__ = ["App", "Gate", "error_result"]
+__all__ = ["App", "Gate", "InputRequired", "error_result"]
 
 log = structlog.get_logger(__name__)
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -45,6 +48,15 @@ _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
 )
 _PRINCIPAL: contextvars.ContextVar[str] = contextvars.ContextVar("pdf_airlock_principal", default="")
+
+
+class InputRequired(Exception):
+    """The call needs the client's input before it can go on (the 2026-07-28 era's
+    multi-round-trip request): its ``InputRequiredResult`` is the call's answer this round."""
+
+    def __init__(self, result: types.InputRequiredResult) -> None:
+        super().__init__("input required")
+        self.result = result
 
 
 def error_result(error: ToolError) -> types.CallToolResult:
@@ -79,6 +91,16 @@ def _clean_tree(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+async def _report_cached(result: types.CallToolResult) -> None:
+    """A call that asked for progress and is answered from the cache hears of it once: all the
+    pages of its answer done, as a call that ran them would last report."""
+    progress = _PROGRESS.get()
+    if progress is not None:
+        pages = (result.structured_content or {}).get("pages")
+        done = max(1, len(pages) if isinstance(pages, list) else 0)
+        await progress(done, done)
+
+
 def _validation_message(exc: ValidationError) -> str:
     """Field locations and reasons only: pydantic's default text would echo the input values."""
     problems = [
@@ -107,12 +129,24 @@ class App:
         self.max_result_bytes = settings.max_result_bytes
         self.ocr_limits = settings.ocr_limits()
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
-        if settings.cache_key_file is not None:  # cursors then pass between processes sharing it
-            share_key(prepare_key_file(settings.cache_key_file, settings.cache_dir))
+        # The --cache-key-file secret: cursors and approval states then pass between processes
+        # sharing it (``tools.cursors``, ``approval_state``).
+        self.key_secret: bytes | None = None
+        if settings.cache_key_file is not None:
+            self.key_secret = prepare_key_file(settings.cache_key_file, settings.cache_dir)
+            share_key(self.key_secret)
         self.cache = ResultCache(
             settings.cache_bytes, settings.cache_dir, settings.cache_disk_bytes, settings.cache_key_file
         )
         self.selections = SelectionMemo()
+        self.resources = ResourceStore(
+            settings.resource_bytes,
+            settings.resource_ttl_s,
+            settings.resource_part_chars,
+            self.key_secret or os.urandom(KEY_BYTES),
+            directory=settings.cache_dir,
+            disk_max_bytes=settings.resource_disk_bytes,
+        )
         self._tools: list[types.Tool] | None = None
 
     def list_tools(self, category: str | None = None) -> list[types.Tool]:
@@ -250,6 +284,9 @@ class App:
             result = await self._call(name, arguments or {}, audit, paths or self.policy, gate)
             audit["outcome"] = "ok"
             return result
+        except InputRequired:
+            audit["outcome"] = "input_required"  # the client is asked, and calls again
+            raise
         except ToolError as error:
             audit["outcome"] = error.code
             if error.code == "internal":  # names the parser's exception type and frame, never data
@@ -280,15 +317,65 @@ class App:
         try:
             if gate is not None:
                 await gate(name, arguments, document)
+            if isinstance(args, DeliveryInput) and args.deliver == "resource":
+                return await self._deliver(spec, arguments, document, audit)
             return await self._cached(spec, args, arguments, document, audit)
         finally:
             document.close()
+
+    async def _deliver(
+        self, spec: ToolSpec, arguments: dict[str, Any], document: Document, audit: dict[str, Any]
+    ) -> types.CallToolResult:
+        """The tool's whole answer kept as a resource for this principal; the answer links to it
+        (``pdf_airlock.server.app.delivery``)."""
+        delivery = spec.delivery
+        if delivery is None or self.resources.max_bytes <= 0:
+            raise ToolError(
+                "invalid_arguments", "this server does not deliver answers as resources (--resource-mb)"
+            )
+        whole = whole_arguments(delivery, arguments)
+        _, args = validated(spec.name, whole)
+        result = await self._cached(spec, args, whole, document, audit)
+        structured = dict(result.structured_content or {})
+        text = delivery.text(structured)
+        size = len(text.encode("utf-8", "replace"))
+        if size > self.resources.max_answer_bytes:
+            raise ToolError(
+                "output_limit",
+                f"the whole answer is {size} bytes, over the {self.resources.max_answer_bytes} bytes one "
+                "delivered answer may take (a quarter of --resource-mb): select fewer pages, or read "
+                "it inline by cursor",
+                {"size": size, "max_bytes": self.resources.max_answer_bytes},
+            )
+        fields = {
+            "tool": spec.name,
+            "source": document.display,
+            "sha256": document.sha256,
+            "mime_type": delivery.mime_type,
+            "title": f"{spec.title}: {document.display}",
+            "pages": delivery.pages(structured),
+            "headings": delivery.headings(structured),
+            "complete": structured.get("cursor") is None,
+            "cursor": structured.get("cursor"),
+        }
+        key = self._cache_key(spec, args, whole, document)
+        private = arguments.get("password") is not None
+        delivered = self.resources.put(_PRINCIPAL.get(), key, fields, text, private=private)
+        audit["delivered"] = {"bytes": delivered.size_bytes, "parts": delivered.parts}
+        expires_in_s = max(0, int(delivered.expires - time.time()))
+        return delivered_result(delivered, structured, self.settings.resource_part_chars, expires_in_s)
 
     async def run_on(self, name: str, arguments: dict[str, Any], document: Document) -> types.CallToolResult:
         """Another tool on the document the current call has open (a gate's triage): cached, and
         its jobs counted in the current call's audit record. Raises ``ToolError``."""
         spec, args = validated(name, arguments)
         return await self._cached(spec, args, arguments, document, None)
+
+    def _cache_key(self, spec: ToolSpec, args: Any, arguments: dict[str, Any], document: Document) -> str:
+        keyed = arguments | {"source": document.display}
+        if isinstance(args, OcrInput) and args.ocr != "off":  # a disk entry may outlive --ocr-* settings
+            keyed[OCR_LIMITS_ARG] = self.ocr_limits
+        return self.cache.key(document.sha256, spec.name, keyed)
 
     async def _cached(
         self,
@@ -298,14 +385,12 @@ class App:
         document: Document,
         audit: dict[str, Any] | None,
     ) -> types.CallToolResult:
-        keyed = arguments | {"source": document.display}
-        if isinstance(args, OcrInput) and args.ocr != "off":  # a disk entry may outlive --ocr-* settings
-            keyed[OCR_LIMITS_ARG] = self.ocr_limits
-        cache_key = self.cache.key(document.sha256, spec.name, keyed)
+        cache_key = self._cache_key(spec, args, arguments, document)
         cached = self.cache.get(cache_key)
         if cached is not None:
             if audit is not None:
                 audit["cache"] = "hit"
+            await _report_cached(cached)
             return cached
         output, text = await spec.run(self, args, document)
         structured = output.model_dump(mode="json")

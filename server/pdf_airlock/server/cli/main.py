@@ -43,6 +43,53 @@ _OCR_FLAGS: dict[str, tuple[str, type[int] | type[float], int, str]] = {
 }
 
 
+# The protocol's limits: flag -> (the ``Settings`` field, its default, (lowest, highest), how the
+# flag's value is read, the factor from it to the field's unit, help). Defaults and ranges are
+# ``DEFAULTS``'s.
+_PROTOCOL_FLAGS: dict[str, tuple[str, float, tuple[float, float], type[int] | type[float], int, str]] = {
+    "--approval-state-ttl": (
+        "approval_state_ttl_s",
+        DEFAULTS.approval_state_ttl_s,
+        DEFAULTS.approval_state_ttl_range,
+        float,
+        1,
+        "seconds a 2026-07-28 client has to answer an approval question (its signed requestState)",
+    ),
+    "--resource-ttl": (
+        "resource_ttl_s",
+        DEFAULTS.resource_ttl_s,
+        DEFAULTS.resource_ttl_range,
+        float,
+        1,
+        "seconds an answer delivered as a resource (deliver: resource) can be read",
+    ),
+    "--resource-mb": (
+        "resource_bytes",
+        DEFAULTS.resource_mb,
+        DEFAULTS.resource_mb_range,
+        int,
+        MIB,
+        "memory for answers delivered as resources (0: the deliver option is refused)",
+    ),
+    "--resource-disk-mb": (
+        "resource_disk_bytes",
+        DEFAULTS.resource_disk_mb,
+        DEFAULTS.resource_disk_mb_range,
+        int,
+        MIB,
+        "with --cache-dir: disk for answers delivered as resources, in its resources/ folder",
+    ),
+    "--resource-part-chars": (
+        "resource_part_chars",
+        DEFAULTS.resource_part_chars,
+        DEFAULTS.resource_part_chars_range,
+        int,
+        1,
+        "characters of a delivered answer one resources/read returns (longer ones are read in parts)",
+    ),
+}
+
+
 def _env(name: str, default: Any) -> Any:
     return os.environ.get(_ENV_PREFIX + name, default)
 
@@ -145,12 +192,20 @@ def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
         help="also give each job its own network namespace (adds set-up time to every job)",
     )
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", "info"))
+    for flag, (_field, default, (lowest, highest), kind, _factor, text) in _PROTOCOL_FLAGS.items():
+        env = flag.removeprefix("--").replace("-", "_").upper()
+        help_text = f"{text} ({_num(lowest)}-{_num(highest)}, default {_num(default)}; env PDF_AIRLOCK_{env})"
+        parser.add_argument(flag, type=kind, default=kind(_env(env, default)), help=help_text)
     for flag, (limit, kind, factor, text) in _OCR_FLAGS.items():
         default, lowest, highest = OCR_LIMITS[limit]
         env = flag.removeprefix("--").replace("-", "_").upper()
         bounds = f"{_shown(lowest, factor)}-{_shown(highest, factor)}"
         value = kind(_env(env, _shown(default, factor)))
         parser.add_argument(flag, type=kind, default=value, help=f"{text} ({bounds}; env PDF_AIRLOCK_{env})")
+
+
+def _num(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _shown(limit: int, factor: int) -> str:
@@ -169,6 +224,17 @@ def _ocr_settings(ns: argparse.Namespace) -> dict[str, int]:
         fields[f"ocr_{limit}"] = value
     if fields["ocr_min_dpi"] > fields["ocr_dpi"]:
         _usage("--ocr-min-dpi must not exceed --ocr-dpi")
+    return fields
+
+
+def _protocol_settings(ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``Settings`` fields of ``_PROTOCOL_FLAGS``; a value out of its range is a usage error."""
+    fields: dict[str, Any] = {}
+    for flag, (name, _default, (lowest, highest), kind, factor, _text) in _PROTOCOL_FLAGS.items():
+        value = getattr(ns, flag.removeprefix("--").replace("-", "_"))
+        if not lowest <= value <= highest:
+            _usage(f"{flag} must be from {_num(lowest)} to {_num(highest)}")
+        fields[name] = kind(value * factor)
     return fields
 
 
@@ -193,7 +259,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
     unknown = sorted(set(required) - set(SANDBOX_LAYERS))
     if unknown:
         _usage(f"unknown sandbox layer(s) {', '.join(unknown)}; known: {', '.join(SANDBOX_LAYERS)}")
-    overrides: dict[str, Any] = _ocr_settings(ns)
+    overrides: dict[str, Any] = _ocr_settings(ns) | _protocol_settings(ns)
     if ns.cache_dir is not None and ns.cache_disk_mb > 0:
         overrides.update(_cache_overrides(ns.cache_dir, ns.cache_key_file))
     elif (

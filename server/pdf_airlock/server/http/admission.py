@@ -15,13 +15,13 @@ from typing import Any, Final
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.session import ServerSession
 from starlette.requests import Request
 
-from pdf_airlock.server.app.approvals import Approvals
+from pdf_airlock.server.app.approvals import Approvals, Asker
 from pdf_airlock.server.app.audit import begin as begin_audit
 from pdf_airlock.server.app.calls import App, error_result
 from pdf_airlock.server.app.policy import Limiter, Policy
+from pdf_airlock.server.boundary.paths import PathPolicy
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.http.auth import principal_of
 from pdf_airlock.server.pool.child_output import ProgressFn
@@ -33,7 +33,7 @@ MCP_SESSION_ID: Final = "mcp-session-id"
 
 
 class Admission:
-    """The ``CallFn`` the HTTP transport gives ``sdk_server.build_server``."""
+    """The ``CallFn`` and ``Access`` the HTTP transport gives ``sdk_server.build_server``."""
 
     def __init__(self, app: App, policy: Policy, *, authenticated: bool) -> None:
         self.app = app
@@ -50,9 +50,25 @@ class Admission:
         progress: ProgressFn | None,
     ) -> types.CallToolResult:
         request = ctx.request if isinstance(ctx.request, Request) else None
-        return await self.run(
-            request, ctx.request_id, name, arguments, session=ctx.session, progress=progress
-        )
+        asker = self.approvals.asker(ctx, self.principal_label(request))
+        return await self.run(request, ctx.request_id, name, arguments, asker=asker, progress=progress)
+
+    def principal(self, ctx: ServerRequestContext[Any]) -> str:
+        return self.principal_label(ctx.request if isinstance(ctx.request, Request) else None)
+
+    def paths(self, ctx: ServerRequestContext[Any]) -> PathPolicy:
+        """The roots of the request's principal (none without one when auth is on)."""
+        request = ctx.request if isinstance(ctx.request, Request) else None
+        principal = principal_of(request.scope) if request is not None else None
+        if self.authenticated and principal is None:
+            return PathPolicy((), self.app.settings.max_file_bytes)
+        return self.policy.paths_for(self.policy.rule_for(principal))
+
+    @staticmethod
+    def principal_label(request: Request | None) -> str:
+        """The name the audit, approvals and delivered resources know the caller by."""
+        principal = principal_of(request.scope) if request is not None else None
+        return principal.subject if principal is not None else ANONYMOUS
 
     async def run(
         self,
@@ -61,10 +77,10 @@ class Admission:
         name: str,
         arguments: dict[str, Any],
         *,
-        session: ServerSession | None,
+        asker: Asker | None,
         progress: ProgressFn | None,
     ) -> types.CallToolResult:
-        """One call of ``request``'s principal; ``session`` asks the human when a call needs it
+        """One call of ``request``'s principal; ``asker`` asks the human when a call needs it
         (None: the client cannot be asked, and the policy's fallback decides)."""
         principal = principal_of(request.scope) if request is not None else None
         label = principal.subject if principal is not None else ANONYMOUS
@@ -87,7 +103,7 @@ class Admission:
                 progress,
                 principal=label,
                 paths=self.policy.paths_for(rule),
-                gate=self.approvals.gate(session, request_id, label, session_id),
+                gate=self.approvals.gate(asker, label, session_id),
             )
         finally:
             self.limiter.release(label)

@@ -99,7 +99,7 @@ class DirectRoute:
         calls, sieve = self.calls, self.direct.sieve
 
         async def run(request: Request) -> dict[str, Any]:
-            result = await calls.run(request, request_id, name, arguments, session=None, progress=None)
+            result = await calls.run(request, request_id, name, arguments, asker=None, progress=None)
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             return sieve("tools/call", version, dumped)
 

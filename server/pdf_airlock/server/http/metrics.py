@@ -3,7 +3,8 @@
 Calls are counted from the audit records (``pdf_airlock.server.app.audit.add_listener``), so every
 call is counted once whichever way it ended; the pool's occupancy is read when scraped.
 
-- ``pdf_airlock_calls_total{tool, outcome}``: outcome ``ok`` or the error code;
+- ``pdf_airlock_calls_total{tool, outcome}``: outcome ``ok``, the error code, ``cancelled``, or
+  ``input_required`` (a 2026-07-28 round that asked a human);
 - ``pdf_airlock_call_duration_seconds{tool}``: a histogram of call latency;
 - ``pdf_airlock_job_kills_total{limit}``: calls whose job child was stopped by a limit
   (timeout, cpu_limit, memory_limit, output_limit, sandbox_violation);

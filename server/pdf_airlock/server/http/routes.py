@@ -85,7 +85,7 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
 def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, metrics: Metrics) -> Starlette:
     """The whole HTTP service for one app (and its pool)."""
     calls = Admission(app, policy, authenticated=options.auth is not None)
-    server = build_server(app, calls)
+    server = build_server(app, calls, calls)
     direct = None
     if direct_calls_enabled():
         server.middleware.append(SessionWatch())

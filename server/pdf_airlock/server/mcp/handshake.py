@@ -22,6 +22,7 @@ from pdf_airlock.server import __version__
 __all__ = [
     "FAST_HANDSHAKE_ENV",
     "INSTRUCTIONS",
+    "SERVER_ICONS",
     "SERVER_NAME",
     "SERVER_TITLE",
     "fast_answer",
@@ -33,6 +34,16 @@ __all__ = [
 FAST_HANDSHAKE_ENV: Final = "PDF_AIRLOCK_FAST_HANDSHAKE"
 SERVER_NAME: Final = "pdf-airlock"
 SERVER_TITLE: Final = "pdf-airlock: sandboxed PDF reader"
+# The server's icon (defined from 2025-11-25; the SDK sends it to every version, which ignore it):
+# a 32x32 PNG of an airlock's door, inline so it names no host. Keys in the SDK's order.
+SERVER_ICONS: Final = (
+    {
+        "mimeType": "image/png",
+        "sizes": ["32x32"],
+        "src": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAACAAAAAgAgMAAAAOFJJnAAAACVBMVEUf"
+        "Ol/y9PfgbC8ErhtIAAAAI0lEQVR42mNgIA2EAgEORggDgygFjLBVq6aiMig0EI9TiQcAQ2QSNbscogIAAAAASUVORK5CYII=",
+    },
+)
 # What every tool shares, said once here rather than in each tool's schema
 # (``pdf_airlock.server.tools.models``). tests/protocol/test_handshake.py checks the error codes against
 # ``pdf_airlock.server.errors.CODES``.
@@ -56,9 +67,15 @@ INSTRUCTIONS: Final = (
     "hidden, or a hit's hidden), for forensic work; pdf_security lists it.\n"
     "Paging: max_chars, max_items and max_results bound one answer; a cursor that is not null "
     "means more: call again with the same arguments plus that cursor.\n"
+    "Long documents: pdf_read, pdf_markdown and pdf_tables take deliver: 'resource' to keep the "
+    "whole answer out of the conversation: the result links to a pdf-airlock://result/ resource "
+    "(its size, pages, headings and expires_in_s in structuredContent.resource) that "
+    "resources/read returns to this client only, in parts (?part=2...). Use it when you will search "
+    "or quote a long document rather than read all of it.\n"
     "Results: structuredContent has every field of the tool's outputSchema (null where there is "
-    "nothing), plus the document's source (its path relative to its root, or '<inline data>'), sha256 and "
-    "size_bytes; warnings say what is partial and what to do. A failed call has isError and "
+    "nothing; with deliver 'resource': resource and warnings), plus the document's source (its "
+    "path relative to its root, or '<inline data>'), sha256 and size_bytes; warnings say what is "
+    "partial and what to do. A failed call has isError and "
     "structuredContent.error = {code, message, retryable, details}, where code is one of: "
     "invalid_arguments, path_denied, not_found, not_a_file, too_large, not_a_pdf, encrypted, "
     "wrong_password, malformed, page_out_of_range, timeout, cpu_limit, memory_limit, output_limit, "
@@ -75,8 +92,26 @@ _META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 _META_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 
-_CAPABILITIES: Final = {"tools": {"listChanged": False}}
-_SERVER_INFO: Final = {"name": SERVER_NAME, "title": SERVER_TITLE, "version": __version__}
+# As the SDK derives them from the handlers ``sdk_server`` registers (tests/protocol/test_handshake.py).
+_CAPABILITIES: Final = {
+    "completions": {},
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
+_SERVER_INFO: Final = {
+    "icons": list(SERVER_ICONS),
+    "name": SERVER_NAME,
+    "title": SERVER_TITLE,
+    "version": __version__,
+}
+# The same in the serverInfo stamp of a 2026-07-28 result: the model's field order, unsieved.
+_STAMPED_INFO: Final = {
+    "name": SERVER_NAME,
+    "title": SERVER_TITLE,
+    "version": __version__,
+    "icons": [{key: icon[key] for key in ("src", "mimeType", "sizes")} for icon in SERVER_ICONS],
+}
 
 # Client capability shapes both SDK schema eras accept: "object" must be a JSON object,
 # "objects" an object of objects, "bool" a boolean; a nested dict is an object whose known keys
@@ -157,7 +192,7 @@ def _discover(params: Any) -> dict[str, Any] | None:
         "resultType": "complete",
         "supportedVersions": list(MODERN_VERSIONS),
         "ttlMs": 0,
-        "_meta": {_META_SERVER_INFO: _SERVER_INFO},
+        "_meta": {_META_SERVER_INFO: _STAMPED_INFO},
     }
 
 

@@ -10,8 +10,8 @@ the parts (``Paged``). ``pdf_airlock.server.tools.registry`` finds every such mo
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar
 
 import mcp_types as types
@@ -27,7 +27,9 @@ from pdf_airlock.server.tools.schema import drop_titles
 
 __all__ = [
     "CATEGORIES",
+    "RESULT_SIZE_META",
     "Content",
+    "Delivery",
     "JobRunner",
     "Paged",
     "Position",
@@ -98,6 +100,30 @@ ToolFn = Callable[[JobRunner, Any, Document], Awaitable[tuple[BaseModel, str | C
 EdgeJoin = Callable[[dict[str, Any], dict[str, Any], list[Any], list[Any]], list[Any]]
 
 CATEGORIES: Final = ("text", "structure", "security", "render")
+# A tool's ``_meta`` key for how large its default answer may be, in characters: clients that read
+# it (Claude Code) keep answers up to that size in the conversation instead of cutting them.
+RESULT_SIZE_META: Final = "anthropic/maxResultSizeChars"
+CATEGORY_META: Final = "io.pdf-airlock/category"
+
+
+def _no_headings(_structured: dict[str, Any]) -> list[tuple[int, str]]:
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """How a tool's whole answer becomes a resource (``deliver: "resource"``,
+    ``pdf_airlock.server.app.delivery``): the arguments that make its answer as large as it goes
+    (``whole``), the resource's MIME type, its text from the structured result, how many pages
+    it covers, its headings (level, text), and the size of a default inline answer (published
+    as the ``RESULT_SIZE_META`` hint)."""
+
+    whole: Mapping[str, Any]
+    mime_type: str
+    text: Callable[[dict[str, Any]], str]
+    pages: Callable[[dict[str, Any]], int]
+    answer_chars: int
+    headings: Callable[[dict[str, Any]], list[tuple[int, str]]] = field(default=_no_headings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +153,12 @@ class ToolSpec:
     category: str
     rank: int
     paged: Paged | None = None
+    delivery: Delivery | None = None
 
     def to_mcp(self) -> types.Tool:
+        meta: dict[str, Any] = {CATEGORY_META: self.category}
+        if self.delivery is not None:
+            meta[RESULT_SIZE_META] = self.delivery.answer_chars
         return types.Tool(
             name=self.name,
             title=self.title,
@@ -138,7 +168,7 @@ class ToolSpec:
             annotations=types.ToolAnnotations(
                 title=self.title, read_only_hint=True, open_world_hint=False, idempotent_hint=True
             ),
-            _meta={"io.pdf-airlock/category": self.category},
+            _meta=meta,
         )
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.tools.base import (
+    Delivery,
     JobRunner,
     Paged,
     Position,
@@ -29,8 +30,11 @@ from pdf_airlock.server.tools.base import (
 from pdf_airlock.server.tools.chunks import Span, chunk_markdown
 from pdf_airlock.server.tools.cursors import selection_key
 from pdf_airlock.server.tools.models import (
+    DEFAULT_ANSWER_CHARS,
+    DEFAULT_MAX_CHARS,
     MAX_CHARS_CEILING,
     Cursor,
+    DeliveryInput,
     OcrInput,
     PageSelector,
     SourceFields,
@@ -94,9 +98,9 @@ class PdfMarkdownUntrusted(UntrustedModel):
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfMarkdownInput(OcrInput):
+class PdfMarkdownInput(OcrInput, DeliveryInput):
     pages: PageSelector | None = None
-    max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
+    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, le=MAX_CHARS_CEILING)
     chunk_chars: int = Field(1500, ge=200, le=20_000, description="largest RAG chunk")
     cursor: Cursor | None = None
 
@@ -265,6 +269,16 @@ def _join_parts(whole: dict[str, Any], part: dict[str, Any], pages: list[Any], m
     return moved
 
 
+DELIVERY = Delivery(
+    whole={"max_chars": MAX_CHARS_CEILING},
+    mime_type="text/markdown",
+    text=lambda structured: str(structured["markdown"]),
+    pages=lambda structured: len({page["page"] for page in structured["pages"]}),
+    answer_chars=DEFAULT_ANSWER_CHARS,
+    headings=lambda structured: [(h["level"], h["text"]) for h in structured["headings"]],
+)
+
+
 TOOL = ToolSpec(
     name="pdf_markdown",
     title="PDF as structured Markdown",
@@ -279,4 +293,5 @@ TOOL = ToolSpec(
     category="text",
     rank=2,
     paged=Paged("pages", join_edge=_join_parts),
+    delivery=DELIVERY,
 )

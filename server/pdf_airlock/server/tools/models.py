@@ -26,11 +26,15 @@ from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 # Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
 # comma-separated. The worker resolves each part against the document.
 __all__ = [
+    "DEFAULT_ANSWER_CHARS",
+    "DEFAULT_MAX_CHARS",
     "MAX_CHARS_CEILING",
     "MAX_OCR_LANGUAGES",
     "MAX_PIXELS_CEILING",
     "READ_ENGINES",
     "Cursor",
+    "Deliver",
+    "DeliveryInput",
     "DocumentInput",
     "ErrorInfo",
     "HiddenTextInput",
@@ -48,6 +52,9 @@ __all__ = [
 PAGE_SELECTOR_PATTERN = r"^[A-Za-z0-9 ._/()+:,-]*$"
 MAX_SELECTOR_CHARS = 1000
 MAX_CHARS_CEILING = 2_000_000
+DEFAULT_MAX_CHARS = 100_000
+# A default answer's text, also in structuredContent: the size hint of the long-answer tools.
+DEFAULT_ANSWER_CHARS = 2 * DEFAULT_MAX_CHARS
 MAX_PIXELS_CEILING = 25_000_000
 
 
@@ -100,6 +107,17 @@ class DocumentInput(StrictInput):
         written out, compact, without string length caps and with optional arguments as their
         own type. The model, not this schema, validates every call."""
         return call_schema(inline_refs(super().model_json_schema(*args, **kwargs)))
+
+
+# How a text tool answers (``pdf_airlock.server.app.delivery``): inline, or its whole answer kept as a
+# resource the result links to. Told once, in the server's instructions.
+Deliver = Literal["inline", "resource"]
+
+
+class DeliveryInput(DocumentInput):
+    """The delivery option of the tools whose answers can be long."""
+
+    deliver: Deliver = "inline"
 
 
 ReadEngine = Literal["fast", "layout"]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.tools.base import (
+    Delivery,
     JobRunner,
     Paged,
     Position,
@@ -23,8 +24,11 @@ from pdf_airlock.server.tools.base import (
 )
 from pdf_airlock.server.tools.cursors import selection_key
 from pdf_airlock.server.tools.models import (
+    DEFAULT_ANSWER_CHARS,
+    DEFAULT_MAX_CHARS,
     MAX_CHARS_CEILING,
     Cursor,
+    DeliveryInput,
     OcrInput,
     PageSelector,
     ReadEngine,
@@ -77,10 +81,10 @@ class PdfReadUntrusted(UntrustedModel):
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfReadInput(OcrInput):
+class PdfReadInput(OcrInput, DeliveryInput):
     pages: PageSelector | None = None
     engine: ReadEngine = "fast"
-    max_chars: int = Field(100_000, ge=1, le=MAX_CHARS_CEILING)
+    max_chars: int = Field(DEFAULT_MAX_CHARS, ge=1, le=MAX_CHARS_CEILING)
     cursor: Cursor | None = None
 
 
@@ -120,12 +124,16 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
     return output, _read_text(output)
 
 
+def _page_block(page: int, offset: int, complete: bool, text: str) -> str:
+    suffix = "" if complete else " (continues)"
+    prefix = f" (from character {offset})" if offset else ""
+    return f"--- page {page}{prefix}{suffix} ---\n{text}"
+
+
 def _read_text(read: PdfReadOutput) -> str:
     parts = []
     for page in read.pages:
-        suffix = "" if page.complete else " (continues)"
-        prefix = f" (from character {page.offset})" if page.offset else ""
-        parts.append(f"--- page {page.page}{prefix}{suffix} ---\n{page.text}")
+        parts.append(_page_block(page.page, page.offset, page.complete, page.text))
         parts += hidden_lines(page.page, page.hidden)
     if read.cursor:
         parts.append(f"--- more text: call again with the same arguments and cursor={read.cursor} ---")
@@ -146,6 +154,21 @@ def _join_cut_page(
     return more
 
 
+def _resource_text(structured: dict[str, Any]) -> str:
+    """A delivered read: the pages, each under its line."""
+    pages = structured["pages"]
+    return "\n".join(_page_block(p["page"], p["offset"], p["complete"], p["text"]) for p in pages)
+
+
+DELIVERY = Delivery(
+    whole={"max_chars": MAX_CHARS_CEILING},
+    mime_type="text/plain",
+    text=_resource_text,
+    pages=lambda structured: len({page["page"] for page in structured["pages"]}),
+    answer_chars=DEFAULT_ANSWER_CHARS,
+)
+
+
 TOOL = ToolSpec(
     name="pdf_read",
     title="Read PDF text",
@@ -160,4 +183,5 @@ TOOL = ToolSpec(
     category="text",
     rank=1,
     paged=Paged("pages", join_edge=_join_cut_page),
+    delivery=DELIVERY,
 )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.tools.base import (
+    Delivery,
     JobRunner,
     Paged,
     Position,
@@ -19,7 +20,14 @@ from pdf_airlock.server.tools.base import (
     text_with_warnings,
 )
 from pdf_airlock.server.tools.cursors import selection_key
-from pdf_airlock.server.tools.models import Cursor, HiddenTextInput, PageSelector, SourceFields
+from pdf_airlock.server.tools.models import (
+    DEFAULT_ANSWER_CHARS,
+    Cursor,
+    DeliveryInput,
+    HiddenTextInput,
+    PageSelector,
+    SourceFields,
+)
 from pdf_airlock.server.tools.untrusted import MAX_PAGES_IN_ANSWER, Bounded, Hidden, HiddenRun, UntrustedModel
 
 __all__ = ["TOOL", "pipe_table"]
@@ -71,7 +79,7 @@ class PdfTablesUntrusted(UntrustedModel):
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfTablesInput(HiddenTextInput):
+class PdfTablesInput(HiddenTextInput, DeliveryInput):
     pages: PageSelector | None = None
     max_tables: int = Field(50, ge=1, le=MAX_TABLES)
     cursor: Cursor | None = None
@@ -102,10 +110,16 @@ def pipe_table(rows: list[list[str]]) -> str:
 
 
 def _title(number: int, table: Table) -> str:
-    notes = [f"page {table.page}", f"{len(table.rows)}x{len(table.rows[0])}"]
-    if table.continued_from:
-        notes.append(f"continued from page {table.continued_from}")
-    if table.continues:
+    return _titled(number, table.page, table.rows, table.continued_from, table.continues)
+
+
+def _titled(
+    number: int, page: int, rows: list[list[str]], continued_from: int | None, continues: bool
+) -> str:
+    notes = [f"page {page}", f"{len(rows)}x{len(rows[0])}"]
+    if continued_from:
+        notes.append(f"continued from page {continued_from}")
+    if continues:
         notes.append("continues on the next page")
     return f"Table {number} ({', '.join(notes)}):"
 
@@ -135,6 +149,23 @@ async def pdf_tables(runner: JobRunner, args: PdfTablesInput, document: Document
     return output, text_with_warnings(lines, output.warnings)
 
 
+def _resource_text(structured: dict[str, Any]) -> str:
+    """Delivered tables: each under its title, as a Markdown pipe table."""
+    tables = [Table.model_validate(table) for table in structured["tables"]]
+    return "\n\n".join(
+        f"{_title(number, table)}\n{pipe_table(table.rows)}" for number, table in enumerate(tables, 1)
+    )
+
+
+DELIVERY = Delivery(
+    whole={"max_tables": MAX_TABLES},
+    mime_type="text/markdown",
+    text=_resource_text,
+    pages=lambda structured: int(structured["selected_pages"]),
+    answer_chars=DEFAULT_ANSWER_CHARS,
+)
+
+
 TOOL = ToolSpec(
     name="pdf_tables",
     title="PDF tables as data",
@@ -148,4 +179,5 @@ TOOL = ToolSpec(
     category="structure",
     rank=3,
     paged=Paged("tables", appended=("hidden",)),
+    delivery=DELIVERY,
 )
