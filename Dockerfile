@@ -2,9 +2,10 @@
 #
 # Built from a locally made Debian bookworm base (no registry is needed) and wheels prepared on
 # the host: `scripts/container.sh build` does both, and passes the base it made as BASE. BASE can
-# be any bookworm image with python3, python3-venv, tini, tesseract-ocr-eng, fonts-noto-core and
-# fonts-noto-cjk (e.g. docker.io/library/debian:bookworm plus those packages); the script's base
-# keeps only the font files the server uses (pdf_airlock.worker.fonts.catalogue).
+# be any bookworm image with python3, python3-venv, tini, the tesseract-ocr-<lang> packages of
+# OCR_LANGUAGES in scripts/container.sh, fonts-noto-core and fonts-noto-cjk (e.g.
+# docker.io/library/debian:bookworm plus those packages); the script's base keeps only the font
+# files the server uses (pdf_airlock.worker.fonts.catalogue).
 #
 #   docker run -i --rm --network none --read-only --cap-drop ALL \
 #     --security-opt no-new-privileges --security-opt seccomp=seccomp/profile.json \

@@ -14,13 +14,20 @@ docker_possible() {
 
 say() { echo "== $*" >&2; }
 
-# OCR's English language data (pdf_airlock.worker.pdf.ocr reads Debian's tesseract-ocr-eng):
-# tests/tools/test_ocr.py needs it. Installed here when missing and this runs as root with apt-get.
-TESSDATA_ENG=/usr/share/tesseract-ocr/5/tessdata/eng.traineddata
-if [ ! -f "$TESSDATA_ENG" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  say "installing tesseract-ocr-eng (OCR language data) from Debian (apt-get)"
+# OCR's language data and fonts (Debian packages, read by pdf_airlock.worker.pdf.ocr): the tests
+# need English, orientation and script detection (osd), German, Arabic and Simplified Chinese
+# (tests/tools/test_ocr*.py), and WenQuanYi Micro Hei to typeset their Chinese page (DejaVu, for the
+# others, comes with Debian). Installed here when missing and this runs as root with apt-get.
+TESSDATA=/usr/share/tesseract-ocr/5/tessdata
+OCR_PACKAGES=()
+for lang in eng osd deu ara chi_sim; do
+  [ -f "$TESSDATA/$lang.traineddata" ] || OCR_PACKAGES+=("tesseract-ocr-${lang//_/-}")
+done
+[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || OCR_PACKAGES+=(fonts-wqy-microhei)
+if [ "${#OCR_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  say "installing ${OCR_PACKAGES[*]} (OCR language data, a test font) from Debian (apt-get)"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tesseract-ocr-eng >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${OCR_PACKAGES[@]}" >/dev/null
 fi
 
 # The fallback fonts for text in fonts a document does not embed (pdf_airlock.worker.fonts: the

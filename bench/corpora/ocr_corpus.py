@@ -1,12 +1,20 @@
 """Scanned pages with known text, for ``bench/quality/ocr_score.py``.
 
-    python -m bench.corpora.ocr_corpus OUT_DIR [--pages-per-variant 2]
+    python -m bench.corpora.ocr_corpus OUT_DIR [--pages-per-variant 2] [--languages]
 
 Each page is drawn with Pillow (several fonts and sizes; prose, a table, two columns), degraded
 as a scanner or a fax would (noise, blur, JPEG, a small tilt) at 150, 200 or 300 dpi, and
 wrapped as an image-only Letter PDF: no text layer, only the picture. ``truth.json`` holds each
 file's text in reading order (the table row by row, the left column before the right) and its
 variant. Deterministic for a given seed; nothing is downloaded.
+
+With ``--languages``, the corpus is instead ``bench/corpora/ocr_texts.py``'s prose in every shipped
+language, typeset with Debian's Noto fonts (Pillow lays out complex scripts with raqm: Arabic
+joined and right to left, Devanagari conjuncts) in three scans per language (``LANGUAGE_VARIANTS``:
+sans at 300 dpi, serif at 200 dpi, sans at 150 dpi, each noised and tilted), plus pages scanned
+turned 90, 180 and 270 degrees and a blank scan (paper noise, no text). Its ``truth.json``
+adds each page's language, script and how it is scored (words, or characters for scripts written
+without spaces).
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ class Variant:
     blur: float = 0.0  # Gaussian blur radius in pixels
     jpeg: int = 0  # JPEG quality, 0: lossless
     tilt: float = 0.0  # degrees
+    turn: int = 0  # the page scanned turned this many degrees counter-clockwise (0, 90, 180, 270)
 
 
 VARIANTS = (
@@ -166,13 +175,125 @@ def page(variant: Variant, seed: int) -> tuple[bytes, str]:
     box = (margin, margin, width - margin, height - margin)
     lines = LAYOUTS[variant.layout](draw, font, box, rng, step)
     image = _degrade(image, variant)
-    pdf = FPDF(unit="pt", format="letter")
+    return _pdf(image, variant), "\n".join(lines)
+
+
+def _pdf(image: Image.Image, variant: Variant) -> bytes:
+    """An image-only page of the scan's own size in inches (turned with it)."""
+    turned = variant.turn in (90, 270)
+    width_in, height_in = (PAGE_IN[1], PAGE_IN[0]) if turned else PAGE_IN
+    pdf = FPDF(unit="pt", format=(width_in * 72, height_in * 72))
     pdf.add_page()
-    pdf.image(image, x=0, y=0, w=PAGE_IN[0] * 72, h=PAGE_IN[1] * 72)
-    return bytes(pdf.output()), "\n".join(lines)
+    pdf.image(image, x=0, y=0, w=width_in * 72, h=height_in * 72)
+    return bytes(pdf.output())
+
+
+# -- the languages corpus --------------------------------------------------------------------
+
+LANGUAGE_VARIANTS = (
+    Variant("sans-300", "prose", "0", 11, 300, noise=8, jpeg=85, tilt=0.4),
+    Variant("serif-200", "prose", "1", 11, 200, noise=12, blur=0.5, jpeg=75, tilt=-0.7),
+    Variant("sans-150", "prose", "0", 12, 150, noise=12, blur=0.4, jpeg=80, tilt=0.6),
+)
+TURNED = (("eng", 90), ("deu", 180), ("rus", 270), ("chi_sim", 90), ("ara", 180), ("fra", 270))
+BLANK = Variant("blank", "prose", "0", 11, 200, noise=14, blur=0.5, jpeg=75)
+_MARKS = ("Mn", "Mc", "Me")  # combining marks: a line never starts with one
+
+
+def _units(text: str, spaced: bool) -> list[str]:
+    """What a line may break between: words (with their space) or, for scripts written without
+    spaces, characters with the marks that follow them."""
+    import unicodedata
+
+    if spaced:
+        return [word + " " for word in text.split()]
+    units: list[str] = []
+    for char in text:
+        if units and unicodedata.category(char) in _MARKS:
+            units[-1] += char
+        else:
+            units.append(char)
+    return units
+
+
+def _wrap_units(units: list[str], font: Any, width: int) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for unit in units:
+        if line and font.getlength((line + unit).strip()) > width:
+            lines.append(line.strip())
+            line = unit.lstrip()
+        else:
+            line += unit
+    if line.strip():
+        lines.append(line.strip())
+    return lines
+
+
+def language_page(lang: str, variant: Variant, seed: int) -> tuple[bytes, str]:
+    """One image-only page of ``lang``'s prose (its sentences in an order drawn from ``seed``)."""
+    from bench.corpora.ocr_texts import FONTS, SPACED, TEXTS
+
+    rng = random.Random(seed)
+    width, height = round(PAGE_IN[0] * variant.dpi), round(PAGE_IN[1] * variant.dpi)
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    path, index = FONTS[lang][int(variant.font) % len(FONTS[lang])]
+    font = ImageFont.truetype(path, round(variant.size_pt * variant.dpi / 72), index=index)
+    margin = round(MARGIN_IN * variant.dpi)
+    step = round(variant.size_pt * LINE_SPACING * variant.dpi / 72)
+    rtl = lang in ("ara", "fas", "heb")
+    text = TEXTS[lang]
+    if lang in SPACED:  # the sentences in another order, so that no two pages are alike
+        sentences = [s for s in text.replace("! ", "!\n").replace(". ", ".\n").split("\n") if s]
+        rng.shuffle(sentences)
+        text = " ".join(sentences)
+    lines = _wrap_units(_units(text, lang in SPACED), font, width - 2 * margin)
+    y = margin
+    kept = []
+    for line in lines:
+        if y + step > height - margin:
+            break
+        x = width - margin - font.getlength(line) if rtl else margin
+        draw.text((x, y), line, font=font, fill=0)
+        kept.append(line)
+        y += step
+    return _pdf(_degrade(image, variant), variant), "\n".join(kept)
+
+
+def languages_corpus(out: Path, seed: int) -> dict[str, dict[str, Any]]:
+    from bench.corpora.ocr_texts import SCRIPTS, SPACED, TEXTS
+
+    truth: dict[str, dict[str, Any]] = {}
+
+    def add(name: str, lang: str, variant: Variant, data: bytes, text: str) -> None:
+        (out / name).write_bytes(data)
+        truth[name] = {
+            "text": text,
+            "variant": variant.name,
+            "dpi": variant.dpi,
+            "lang": lang,
+            "script": SCRIPTS.get(lang, ""),
+            "scoring": "words" if lang in SPACED else "characters",
+            "turn": variant.turn,
+        }
+
+    for number, lang in enumerate(TEXTS):
+        for copy, variant in enumerate(LANGUAGE_VARIANTS):
+            data, text = language_page(lang, variant, seed * 1000 + number * 10 + copy)
+            add(f"{lang}-{variant.name}.pdf", lang, variant, data, text)
+    for number, (lang, turn) in enumerate(TURNED):
+        variant = Variant(f"turned-{turn}", "prose", "0", 11, 200, noise=10, jpeg=80, tilt=0.3, turn=turn)
+        data, text = language_page(lang, variant, seed * 7000 + number)
+        add(f"{lang}-turned-{turn}.pdf", lang, variant, data, text)
+    blank = _degrade(Image.new("L", (round(PAGE_IN[0] * 200), round(PAGE_IN[1] * 200)), 250), BLANK)
+    add("blank-200.pdf", "", BLANK, _pdf(blank, BLANK), "")
+    return truth
 
 
 def _degrade(image: Image.Image, variant: Variant) -> Image.Image:
+    if variant.turn:
+        image = image.rotate(variant.turn, expand=True)
     if variant.tilt:
         image = image.rotate(variant.tilt, resample=Image.Resampling.BICUBIC, fillcolor=255)
     if variant.blur:
@@ -193,8 +314,12 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--pages-per-variant", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--languages", action="store_true", help="every shipped language's scans instead")
     ns = parser.parse_args()
     ns.out.mkdir(parents=True, exist_ok=True)
+    if ns.languages:
+        (ns.out / "truth.json").write_text(json.dumps(languages_corpus(ns.out, ns.seed), indent=1) + "\n")
+        return
     truth: dict[str, dict[str, Any]] = {}
     for number, variant in enumerate(VARIANTS):
         for copy in range(ns.pages_per_variant):

@@ -75,6 +75,13 @@ def shared(docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def shipped_ocr_languages() -> list[str]:
+    """``OCR_LANGUAGES`` of scripts/container.sh: the tesseract-ocr-<lang> packages of the image."""
+    script = (Path(__file__).resolve().parent.parent / "scripts" / "container.sh").read_text()
+    line = next(line for line in script.splitlines() if line.startswith("OCR_LANGUAGES="))
+    return line.split("=", 1)[1].strip('"').split()
+
+
 def test_self_test_inside_the_container(shared: Path) -> None:
     command = ["docker", *production_flags(shared), "self-test", "--json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
@@ -83,9 +90,12 @@ def test_self_test_inside_the_container(shared: Path) -> None:
     for layer in ("process_group", "closed_fds", "rlimits", "no_new_privs", "seccomp", "landlock"):
         assert layers[layer].startswith("active"), (layer, layers[layer])
     assert layers["unprivileged_uid"] == "active: already uid 10001"
-    # The image ships Tesseract's English data: the self-test's OCR job reads its sample page.
+    # The image ships Tesseract's data for OCR_LANGUAGES (scripts/container.sh): the self-test's
+    # OCR job reads its sample page, with orientation and script detection, and lists them all.
     assert layers["ocr"].startswith("active: read the sample page"), layers["ocr"]
-    assert layers["ocr"].endswith("languages: eng")
+    shipped = sorted(lang.replace("-", "_") for lang in shipped_ocr_languages() if lang != "osd")
+    assert len(shipped) == 26
+    assert layers["ocr"].endswith("; scripts and orientation detected; languages: " + ", ".join(shipped))
     if SECCOMP != "unconfined":  # the project's profile, like Docker's, refuses unshare
         assert layers["namespaces"].startswith("unavailable")
 

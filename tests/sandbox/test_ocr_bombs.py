@@ -1,8 +1,9 @@
 """Image bombs under OCR, through the real server and sandbox: a JPEG 2000 image that declares
 100,000 x 100,000 pixels, and the hostile corpus's JBIG2, CCITT and Flate images of 10^10
-pixels, each on an image-only page read with ``ocr: force``. PDFium renders the page for OCR and
-refuses to decode such an image itself, so the page reads as blank: the call answers within the
-deadline, says OCR found nothing, and the server goes on serving."""
+pixels, each on an image-only page read with ``ocr: force``. PDFium renders the page for OCR (at
+the image's own resolution, within the pixel budget) and refuses to decode such an image
+itself, so each page reads as blank: the call answers within the
+deadline, says the page is blank, and the server goes on serving."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 async def test_a_jpeg2000_bomb_reads_as_a_blank_page(root: Path) -> None:
     async with connect(root) as client:
+        await client.call_tool("pdf_info", {"path": "jpx_bomb.pdf"})  # the zygote is warm
         started = time.monotonic()
         result = await client.call_tool("pdf_read", {"path": "jpx_bomb.pdf", "ocr": "force"})
         seconds = time.monotonic() - started
@@ -81,22 +83,20 @@ async def test_a_jpeg2000_bomb_reads_as_a_blank_page(root: Path) -> None:
     answer: dict[str, Any] = result.structured_content
     assert answer["pages"][0]["text_source"] == "ocr"
     assert answer["pages"][0]["text"].strip() == ""
-    assert any("OCR found no text" in warning for warning in answer["warnings"])
+    assert answer["warnings"] == ["page 1: the scanned page is blank (no text on it)"]
     assert after.is_error is False  # the server is still serving
 
 
 @pytest.mark.parametrize("name", HOSTILE)
 async def test_hostile_images_of_ten_billion_pixels_under_ocr(root: Path, name: str) -> None:
     async with connect(root) as client:
+        await client.call_tool("pdf_info", {"path": f"{name}.pdf"})  # the zygote is warm
         started = time.monotonic()
         result = await client.call_tool("pdf_read", {"path": f"{name}.pdf", "ocr": "force"})
         seconds = time.monotonic() - started
     assert seconds < DEADLINE_S
-    if result.is_error:  # a limit, never a crash
-        assert result.structured_content["error"]["code"] in {
-            "memory_limit",
-            "decompression_limit",
-            "timeout",
-        }
-    else:
-        assert [page["text_source"] for page in result.structured_content["pages"]] == ["ocr"]
+    # PDFium refuses to decode the image, so the page it renders for OCR has no ink: blank.
+    assert result.is_error is False, result.content
+    answer: dict[str, Any] = result.structured_content
+    assert [(page["text"], page["text_source"]) for page in answer["pages"]] == [("", "ocr")]
+    assert answer["warnings"] == ["page 1: the scanned page is blank (no text on it)"]

@@ -33,7 +33,7 @@ import socket
 import traceback
 from typing import Any, Final, NoReturn
 
-from pdf_airlock.worker import progress, strict_loads
+from pdf_airlock.worker import deadline, progress, strict_loads
 from pdf_airlock.worker.contract import PROBE_KIND, WorkerError
 from pdf_airlock.worker.parsers import get_parser
 from pdf_airlock.worker.probe import run_probe
@@ -256,6 +256,8 @@ def run_spare(
     except BaseException:  # a sandbox that cannot be built must not run the parser
         os._exit(EXIT_SANDBOX_FAILED)
     keep = limits.documents > 1
+    # A deadline that runs out (OCR's per page) answers on the result pipe and ends the child.
+    deadline.enable(CHILD_RESULT_FD, SPARE_SOCKET_FD if keep else -1)
     try:
         try:
             job = _receive_job(spare, socket.MSG_DONTWAIT, keep=keep)

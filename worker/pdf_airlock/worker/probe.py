@@ -46,6 +46,10 @@ def self_check(args: dict[str, Any]) -> str:
         return f"failed: {type(exc).__name__}"
     if SAMPLE_TEXT not in page["text"]:
         return "failed: the sample page was misread"
-    return f"active: read the sample page (confidence {page['ocr_confidence']}); languages: " + ", ".join(
-        ocr.languages()
+    detection = (
+        "scripts and orientation detected" if ocr.detects() else "no script detection (osd not installed)"
+    )
+    return (
+        f"active: read the sample page (confidence {page['ocr_confidence']}); {detection}; "
+        f"languages: {', '.join(ocr.languages())}"
     )

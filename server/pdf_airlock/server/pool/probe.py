@@ -21,6 +21,7 @@ __all__ = ["LAYERS", "missing_layers", "probe_layers", "summary"]
 LAYERS: Final = SANDBOX_LAYERS
 _PROBE_DEADLINE_S: Final = 10.0
 _MAX_STATUS: Final = 200
+_MAX_OCR_STATUS: Final = 1000  # the OCR line names every installed language (at most 64)
 
 
 async def probe_layers(pool: Pool, settings: Settings, *, checks: bool = False) -> dict[str, str]:
@@ -44,8 +45,8 @@ async def probe_layers(pool: Pool, settings: Settings, *, checks: bool = False) 
         raise ToolError("crashed", "the probe child returned no layer report")
     layers = {name: str(untrusted_layers.get(name, "missing"))[:_MAX_STATUS] for name in LAYERS}
     if checks:
-        for check in ("ocr", "fonts"):
-            layers[check] = str(untrusted.get(check, "missing"))[:_MAX_STATUS]
+        layers["ocr"] = str(untrusted.get("ocr", "missing"))[:_MAX_OCR_STATUS]
+        layers["fonts"] = str(untrusted.get("fonts", "missing"))[:_MAX_STATUS]
     return layers
 
 

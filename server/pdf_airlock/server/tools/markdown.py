@@ -46,6 +46,8 @@ from pdf_airlock.server.tools.untrusted import (
     Hidden,
     HiddenRun,
     Label,
+    OcrLanguages,
+    OcrRotation,
     TextSource,
     UntrustedModel,
 )
@@ -75,6 +77,8 @@ class MarkdownPage(UntrustedModel):
     text_source: TextSource = "text_layer"
     ocr_confidence: Confidence | None = None
     hidden: Hidden = Field(default_factory=list)
+    ocr_languages: OcrLanguages | None = None
+    ocr_rotation: OcrRotation | None = None
 
 
 class MarkdownPosition(UntrustedModel):
@@ -115,6 +119,8 @@ class PageSpan(BaseModel):
     text_source: TextSource = "text_layer"
     ocr_confidence: int | None = None
     hidden: list[HiddenRun] = Field(default_factory=list)
+    ocr_languages: list[str] | None = None
+    ocr_rotation: int | None = None
 
 
 class Heading(BaseModel):
@@ -168,6 +174,8 @@ def _assemble(result: PdfMarkdownUntrusted) -> tuple[str, list[PageSpan], list[H
                 text_source=page.text_source,
                 ocr_confidence=page.ocr_confidence,
                 hidden=page.hidden,
+                ocr_languages=page.ocr_languages,
+                ocr_rotation=page.ocr_rotation,
             )
         )
         at = 0

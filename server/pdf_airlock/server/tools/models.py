@@ -148,14 +148,14 @@ class OcrInput(HiddenTextInput):
     """The OCR arguments of the text tools."""
 
     ocr: OcrMode = "auto"  # told once, in the server's instructions
-    ocr_languages: list[OcrLanguage] = Field(
-        default_factory=lambda: ["eng"], min_length=1, max_length=MAX_OCR_LANGUAGES
-    )
+    # absent: detected page by page (the script, then its languages)
+    ocr_languages: list[OcrLanguage] | None = Field(None, min_length=1, max_length=MAX_OCR_LANGUAGES)
 
     def ocr_job_args(self, limits: dict[str, int] | None = None) -> dict[str, object]:
         """The OCR job arguments, with the server's OCR ``limits`` when given (a cursor's
         selection key leaves them out)."""
-        args: dict[str, object] = {"ocr": self.ocr, "ocr_languages": list(self.ocr_languages)}
+        languages = None if self.ocr_languages is None else list(self.ocr_languages)
+        args: dict[str, object] = {"ocr": self.ocr, "ocr_languages": languages}
         if limits is not None:
             args[OCR_LIMITS_ARG] = limits
         return args

@@ -40,6 +40,8 @@ from pdf_airlock.server.tools.untrusted import (
     Bounded,
     Confidence,
     Hidden,
+    OcrLanguages,
+    OcrRotation,
     TextLayer,
     TextSource,
     UntrustedModel,
@@ -62,6 +64,8 @@ class PageText(UntrustedModel):
     text_source: TextSource
     ocr_confidence: Confidence | None = Field(description="OCR's mean word confidence, 0-100.")
     hidden: Hidden = Field(default_factory=list)
+    ocr_languages: OcrLanguages | None = None
+    ocr_rotation: OcrRotation | None = None
 
 
 class ReadPosition(UntrustedModel):

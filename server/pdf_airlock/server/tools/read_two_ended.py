@@ -66,6 +66,8 @@ from pdf_airlock.server.tools.untrusted import (
     Bounded,
     Confidence,
     Hidden,
+    OcrLanguages,
+    OcrRotation,
     TextLayer,
     TextSource,
     UntrustedModel,
@@ -96,6 +98,8 @@ class StreamedPage(UntrustedModel):
     text_source: TextSource
     ocr_confidence: Confidence | None
     hidden: Hidden = Field(default_factory=list)
+    ocr_languages: OcrLanguages | None = None
+    ocr_rotation: OcrRotation | None = None
     warnings: list[Bounded] = Field(max_length=100)
 
 
@@ -349,6 +353,11 @@ class _TwoEnded(Generic[ReadT]):
                 "text_source": page.text_source,
                 "ocr_confidence": page.ocr_confidence,
                 "hidden": [run.model_dump() for run in page.hidden],
+                **(
+                    {"ocr_languages": page.ocr_languages, "ocr_rotation": page.ocr_rotation}
+                    if page.text_source == "ocr"
+                    else {}
+                ),
             }
         )
 

@@ -24,6 +24,8 @@ __all__ = [
     "HiddenReason",
     "HiddenRun",
     "Label",
+    "OcrLanguages",
+    "OcrRotation",
     "Rect",
     "TextLayer",
     "TextSource",
@@ -82,6 +84,11 @@ Hidden = Annotated[list[HiddenRun], Field(max_length=MAX_HIDDEN_RUNS)]
 TextLayer = Literal["ok", "none", "unusable"]
 TextSource = Literal["text_layer", "ocr"]
 Confidence = Annotated[int, Field(ge=0, le=100)]
+# The languages OCR read a page with (Tesseract's codes) and the clockwise turn it applied.
+OcrLanguages = Annotated[
+    list[Annotated[str, Field(max_length=16, pattern=r"^[a-z]{3}(_[a-z]{2,8})?$")]], Field(max_length=16)
+]
+OcrRotation = Literal[0, 90, 180, 270]
 
 
 Rect = list[float]

@@ -354,7 +354,7 @@ def _source(pages: _Pages, index: int) -> dict[str, Any]:
     source = pages.sources.get(index)
     if source is None:
         return {"text_source": "text_layer", "ocr_confidence": None}
-    return {"text_source": source.source, "ocr_confidence": source.confidence}
+    return source.fields()
 
 
 def warm_up(sample: bytes) -> None:

@@ -198,8 +198,7 @@ class _Layers:
         return {
             "text": final.text,
             "text_layer": layer,
-            "text_source": final.source,
-            "ocr_confidence": final.confidence,
+            **final.fields(),
         }
 
     def _warn(self, index: int, layer: str) -> None:

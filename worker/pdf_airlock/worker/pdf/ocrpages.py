@@ -5,9 +5,11 @@ Input: an open PDFium document of an untrusted file and each page's text layer a
 is unusable (glyph codes that decode to garbage), absent on a page that shows an image, or so
 sparse (under ``SPARSE_TEXT_CHARS`` visible characters) on a page mostly covered by images (at
 least ``MOSTLY_IMAGE`` of its area) that it is likely a scan with a stamp or a page number.
-Every page says where its text came from; a page OCR'd with a mean confidence under the job's
-``low_confidence`` (``ocr.OcrLimits``) gets a warning, and so does a page that needed OCR where it
-is unavailable.
+Every page says where its text came from and, when OCR read it, the languages that read it and
+the rotation that set it upright; ``ocr_languages`` absent, they are detected page by page
+(``pdf.ocr``). A page OCR'd with a mean confidence under the job's ``low_confidence``
+(``ocr.OcrLimits``) gets a warning, a blank scanned page says it is blank, and a page that needed
+OCR where it is unavailable says so too.
 """
 
 from __future__ import annotations
@@ -34,11 +36,22 @@ _OBJECT_DEPTH: Final = 4  # form XObjects nested this deep are looked into for i
 
 @dataclass(frozen=True, slots=True)
 class PageText:
-    """A page's final text, where it came from, and OCR's mean confidence (None: text layer)."""
+    """A page's final text, where it came from, OCR's mean confidence (None: text layer), the
+    languages OCR read it with and the clockwise rotation it applied (None: text layer)."""
 
     text: str
     source: str
     confidence: int | None
+    languages: tuple[str, ...] | None = None
+    rotation: int | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The page's OCR fields of a tool's result (the OCR ones only when OCR read it)."""
+        found: dict[str, Any] = {"text_source": self.source, "ocr_confidence": self.confidence}
+        if self.source == "ocr":
+            found["ocr_languages"] = list(self.languages or ())
+            found["ocr_rotation"] = self.rotation or 0
+        return found
 
 
 def image_share(page: Any) -> float:
@@ -81,7 +94,8 @@ class PageTexts:
         self.mode = str(args.get("ocr", "off"))
         if self.mode not in OCR_MODES:
             raise WorkerError("invalid_arguments", "ocr must be 'auto', 'off' or 'force'")
-        self.languages = [str(lang) for lang in args.get("ocr_languages") or ["eng"]]
+        named = args.get("ocr_languages")
+        self.languages = None if named is None else [str(lang) for lang in named]
         self.limits = ocr.OcrLimits.from_job(args)
         self.warnings = warnings
         self.with_lines = False  # keep each OCR'd page's lines (``pdf_markdown``)
@@ -127,6 +141,7 @@ class PageTexts:
                 index + 1,
                 self.languages,
                 self.limits,
+                scan=layer != "ok" or _sparse(text),
                 with_lines=self.with_lines,
                 with_words=self.with_words,
             )
@@ -135,14 +150,16 @@ class PageTexts:
         if self.with_lines or self.with_words:
             self.read[index] = read
         found = layout_text(read.text).strip()
-        if not found:
+        if read.blank:
+            self.warnings.append(f"page {index + 1}: the scanned page is blank (no text on it)")
+        elif not found:
             self.warnings.append(f"page {index + 1}: OCR found no text on it (a picture?); see pdf_render")
         elif read.confidence < self.limits.low_confidence:
             self.warnings.append(
                 f"page {index + 1}: OCR confidence is low ({read.confidence}/100); "
                 "check the text against pdf_render"
             )
-        return PageText(found + "\n" if found else "", "ocr", read.confidence)
+        return PageText(found + "\n" if found else "", "ocr", read.confidence, read.languages, read.rotation)
 
 
 def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[PageLines, PageText]:
@@ -155,7 +172,8 @@ def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[Page
     read = texts.read.pop(index, None)
     if final.source != "ocr" or read is None or not read.lines:
         return lines, final
-    area = max(lines.width * lines.height, 1.0)
+    width, height = (lines.height, lines.width) if read.rotation in (90, 270) else (lines.width, lines.height)
+    area = max(width * height, 1.0)
     images = [
         image
         for image in lines.images
@@ -165,6 +183,4 @@ def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[Page
         TextLine(line.text, line.x0, line.x1, line.top, line.bottom, line.size, bold=False, italic=False)
         for line in read.lines
     ]
-    return PageLines(
-        width=lines.width, height=lines.height, lines=ocr_lines, images=images, cut=lines.cut
-    ), final
+    return PageLines(width=width, height=height, lines=ocr_lines, images=images, cut=lines.cut), final

@@ -66,8 +66,8 @@ _NR: Final[dict[str, int]] = {
     "read": 0, "write": 1, "open": 2, "close": 3, "stat": 4, "fstat": 5, "lstat": 6, "poll": 7,
     "lseek": 8, "mmap": 9, "mprotect": 10, "munmap": 11, "brk": 12, "rt_sigaction": 13,
     "rt_sigprocmask": 14, "rt_sigreturn": 15, "ioctl": 16, "pread64": 17, "readv": 19, "writev": 20,
-    "access": 21, "sched_yield": 24, "mremap": 25, "madvise": 28, "getpid": 39, "recvmsg": 47,
-    "exit": 60,
+    "access": 21, "sched_yield": 24, "mremap": 25, "madvise": 28, "setitimer": 38, "getpid": 39,
+    "recvmsg": 47, "exit": 60,
     "uname": 63, "fcntl": 72, "getcwd": 79, "rename": 82, "mkdir": 83, "creat": 85, "unlink": 87,
     "readlink": 89, "gettimeofday": 96, "getrlimit": 97, "getrusage": 98, "sysinfo": 99,
     "times": 100, "getuid": 102, "getgid": 104, "geteuid": 107, "getegid": 108, "getppid": 110,
@@ -86,6 +86,8 @@ ALLOWED: Final = (
     # signal delivery (SIGXCPU/SIGABRT), clocks without a vDSO, and Python's own I/O helpers
     "read", "fstat", "lseek", "madvise", "rt_sigaction", "rt_sigreturn", "sched_yield",
     "getrandom", "clock_gettime", "gettimeofday", "exit",
+    # the child's own clock for OCR's per-page deadline (pdf_airlock.worker.deadline)
+    "setitimer",
 )  # fmt: skip
 EACCES_CALLS: Final = (
     "open", "openat", "openat2", "creat", "stat", "lstat", "statx", "access", "faccessat",
