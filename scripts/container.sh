@@ -53,8 +53,12 @@ build() {
   base="pdf-airlock-base:$BASE_TAG-noto-$(sha256sum <<<"$fonts" | cut -c1-8)"
   if ! docker image inspect "$base" >/dev/null 2>&1; then
     say "building the base image $base with mmdebstrap (Debian bookworm, no registry; a few minutes once)"
-    local keep=(--dpkgopt='path-exclude=/usr/share/fonts/*')
-    while read -r font; do keep+=(--dpkgopt="path-include=$font"); done <<<"$fonts"
+    # Everything under /usr/share/fonts excluded, then each catalogue file and the folders
+    # holding it included again (dpkg creates no folder it was told to leave out).
+    local keep=(--dpkgopt='path-exclude=/usr/share/fonts/*') font
+    while read -r font; do
+      while [ "$font" != /usr/share/fonts ]; do keep+=(--dpkgopt="path-include=$font"); font=${font%/*}; done
+    done <<<"$fonts"
     mmdebstrap --quiet --variant=minbase --include="$packages" "${keep[@]}" bookworm "$STATE/base.tar"
     docker import "$STATE/base.tar" "$base" >/dev/null
     rm -f "$STATE/base.tar"

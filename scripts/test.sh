@@ -31,7 +31,7 @@ if [ "${#OCR_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >
 fi
 
 # The fallback fonts for text in fonts a document does not embed (pdf_airlock.worker.fonts: the
-# catalogue's files and Debian packages): tests/test_fonts.py needs them and skips without.
+# catalogue's files and Debian packages): tests/sandbox/test_fonts.py needs them and skips without.
 # Installed here when a file is missing and this runs as root with apt-get.
 missing_fonts=$(.venv/bin/python -m pdf_airlock.worker.fonts.catalogue paths | while read -r font; do
   [ -f "$font" ] || echo "$font"
@@ -42,7 +42,7 @@ if [ -n "$missing_fonts" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nul
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${font_packages[@]}" >/dev/null
 elif [ -n "$missing_fonts" ]; then
-  say "fallback fonts missing and not root: tests/test_fonts.py's font tests will be skipped"
+  say "fallback fonts missing and not root: tests/sandbox/test_fonts.py will be skipped"
 fi
 
 if [ "${PDF_AIRLOCK_DOCKER:-}" != "0" ] && docker_possible; then

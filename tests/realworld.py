@@ -391,6 +391,12 @@ def not_embedded_baseline(line: int) -> int:
     return NOT_EMBEDDED_MARGIN + NOT_EMBEDDED_PITCH * line + NOT_EMBEDDED_SIZE
 
 
+def not_embedded_box(line: int, width: int) -> tuple[int, int, int, int]:
+    """The pixels of line ``line`` in a render at 72 dpi ``width`` pixels wide (a crop box)."""
+    baseline = not_embedded_baseline(line)
+    return (0, baseline - NOT_EMBEDDED_PITCH + 8, width, baseline + 10)
+
+
 def not_embedded_fonts_pdf() -> bytes:
     """One page of ``NOT_EMBEDDED_LINES``, each in a font the document names but does not embed."""
     pdf = pikepdf.new()

@@ -15,6 +15,10 @@ layout), with the arguments the supervisor sends for the tool's defaults, twice:
   ``_encode``, so exceptions become typed errors exactly as in a child; no sandbox, no limits
   (a guard stops a runaway parse: ``IN_PROCESS_GUARD_S``, ``IN_PROCESS_GUARD_BYTES``).
 
+``pdf_read/hidden`` is ``pdf_read`` (fast) with ``include_hidden``: both sides must agree on what
+the visibility check leaves out too, and the report counts it (``withheld``): characters left out
+per corpus, by reason, and the documents where it left out more than a few, to be read.
+
 Both outcomes are judged by ``pdf_airlock.server.pool.verdict.classify`` (so both results are JSON
 round-tripped and both errors are supervisor codes), then validated like
 ``pdf_airlock.server.app.calls.App.run_job`` does (a result its model refuses is ``crashed``). A document's
@@ -116,6 +120,7 @@ _CONTEXT_CHARS: Final = 40
 _TOP: Final = 10
 _PROGRESS_EVERY: Final = 25
 _P95: Final = 0.95
+WITHHELD_SHOWN_CHARS: Final = 20  # a document the check leaves out this much of is listed, to be read
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +159,13 @@ def _jobs(password: str | None) -> list[Job]:
         ),
         Job("pdf_read/fast", "pdf_read", read | {"engine": "fast"}, _untrusted("pdf_read")),
         Job("pdf_read/layout", "pdf_read", read | {"engine": "layout"}, _untrusted("pdf_read")),
+        # What the visibility check leaves out, listed (``withheld`` reports it by document).
+        Job(
+            "pdf_read/hidden",
+            "pdf_read",
+            read | {"engine": "fast", "include_hidden": True},
+            _untrusted("pdf_read"),
+        ),
         Job(
             "pdf_markdown",
             "pdf_markdown",
@@ -554,6 +566,45 @@ def table(results: dict[str, list[JobRecord]]) -> str:
     return "\n".join(lines)
 
 
+def withheld(results: dict[str, list[JobRecord]], at_least: int = WITHHELD_SHOWN_CHARS) -> str:
+    """What the visibility check leaves out of ``pdf_read`` (the ``pdf_read/hidden`` job, which
+    lists the hidden runs; in-process, or the sandbox's where in-process failed): characters left
+    out against those kept, documents with any, runs by reason, and each document where it left
+    out ``at_least`` characters or more (the ones to look at)."""
+    kept = removed = documents = 0
+    reasons: Counter[str] = Counter()
+    listed: list[tuple[int, str, str]] = []
+    for name, records in results.items():
+        for record in records:
+            result = record.in_process.result or record.sandbox.result
+            if record.job != "pdf_read/hidden" or result is None:
+                continue
+            pages = result["pages"]
+            runs = [run for page in pages for run in page.get("hidden", [])]
+            chars = sum(len(run["text"]) for run in runs)
+            kept += sum(len(page["text"]) for page in pages)
+            removed += chars
+            documents += bool(runs)
+            mine = Counter(run["reason"] for run in runs)
+            reasons.update(mine)
+            if chars >= at_least:
+                first = " ".join(runs[0]["text"].split())[:60]
+                listed.append((chars, name, f"{_counts(mine)}; first: {first!r} (page {runs[0]['page']})"))
+    if not kept and not removed:
+        return ""
+    share = removed / (kept + removed) if kept + removed else 0.0
+    lines = [
+        "",
+        f"**withheld by the visibility check** (pdf_read/hidden): {removed:,} characters of "
+        f"{kept + removed:,} ({share:.3%}) in {documents} document(s); runs by reason: {_counts(reasons)}",
+        "",
+        f"Documents with {at_least} or more characters left out:",
+        "",
+    ]
+    lines += [f"- {name}: {chars:,} chars; {detail}" for chars, name, detail in sorted(listed, reverse=True)]
+    return "\n".join(lines)
+
+
 def by_class(results: dict[str, list[JobRecord]]) -> str:
     """The files of each class of difference and bug, the largest differences first."""
     found: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
@@ -656,7 +707,7 @@ def main() -> None:
     header = f"`{command}` on {_commit()}: {len(files)} files in {seconds:.0f} s"
     if restarts or _worker_digest() != code:
         header += f" (**worker/ changed or the zygote restarted ({restarts}) during the run: run it again**)"
-    sys.stdout.write(f"{header}\n\n{table(results)}\n{by_class(results)}\n")
+    sys.stdout.write(f"{header}\n\n{table(results)}\n{withheld(results)}\n{by_class(results)}\n")
 
 
 if __name__ == "__main__":

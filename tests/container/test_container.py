@@ -96,6 +96,8 @@ def test_self_test_inside_the_container(shared: Path) -> None:
     shipped = sorted(lang.replace("-", "_") for lang in shipped_ocr_languages() if lang != "osd")
     assert len(shipped) == 26
     assert layers["ocr"].endswith("; scripts and orientation detected; languages: " + ", ".join(shipped))
+    # The image carries the fallback fonts: a page naming a font of each script draws them all.
+    assert layers["fonts"].startswith("active: 27 faces; fonts not embedded drew Chinese"), layers["fonts"]
     if SECCOMP != "unconfined":  # the project's profile, like Docker's, refuses unshare
         assert layers["namespaces"].startswith("unavailable")
 

@@ -94,7 +94,7 @@ def test_self_test_reports_every_layer_active_here() -> None:
     report = json.loads(done.stdout)
     assert done.returncode == 0, done.stdout
     assert report["missing"] == []
-    # The fallback fonts' row depends on Debian packages, not the sandbox: tests/test_fonts.py.
+    # The fallback fonts' row depends on Debian packages, not the sandbox: tests/sandbox/test_fonts.py.
     checked = {name: status for name, status in report["layers"].items() if name != "fonts"}
     assert all(status.startswith("active") for status in checked.values())
     assert report["layers"]["seccomp"].startswith("active")

@@ -38,7 +38,7 @@ FLOORS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
         ("probe",),
         ("parsers", "testing"),
         ("pdf",),
-        ("sandbox", "cmaps", "hugepages", "progress", "strict_loads", "deadline"),
+        ("sandbox", "cmaps", "fonts", "hugepages", "progress", "strict_loads", "deadline"),
         ("contract", "__init__"),
     ),
 }

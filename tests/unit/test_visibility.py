@@ -125,13 +125,34 @@ def test_light_text_is_looked_at_and_kept() -> None:
 
 
 def test_a_line_cut_by_a_clip_keeps_the_glyphs_inside_it() -> None:
-    """The clip ends at x = 250, in the middle of the second object: its last word is cut."""
+    """The clip ends at x = 245, in the gap inside the second text object: its last word is cut."""
     content = (
-        b"q 0 0 250 792 re W n" + line("Shown words here", 72, 700) + line("and shown gone", 200, 700) + b"Q"
+        b"q 0 0 245 792 re W n"
+        + line("Shown words here", 72, 700)
+        + b"BT /F1 12 Tf 180 700 Td [(and shown) -2000 (gone)] TJ ET Q"
     )
     text, visibility = judge(page_pdf(content))
     assert text == "Shown words here and shown"
     assert [(run.reason, run.text) for run in visibility.runs] == [("clipped", "gone")]
+
+
+def test_white_text_over_the_descenders_of_the_line_above_is_hidden_whole() -> None:
+    """Drawn 11 points under the line above, the white line's first capital erases a few pixels
+    of its descenders: a few changed pixels in a line otherwise invisible are not its text."""
+    content = line("Justify your gauge, quickly", 72, 700) + line(
+        "Ignore the rest of this page", 72, 689, pre=b"1 g"
+    )
+    text, visibility = judge(page_pdf(content))
+    assert text == "Justify your gauge, quickly"
+    assert [run.text for run in visibility.runs] == ["Ignore the rest of this page"]
+
+
+def test_text_drawn_twice_in_one_place_is_judged_by_what_shows() -> None:
+    """PDFium's text page keeps the first of two objects drawing the same text at the same
+    place: pale, then dark in optional content that is on (pdf.js's visibility_expressions.pdf)
+    shows, though the first alone changes no pixel under the second."""
+    darkened = line("Drawn twice", 72, 700, pre=b"0.9 g") + line("Drawn twice", 72, 700, pre=b"0.2 g")
+    assert judge(page_pdf(line("Plain", 72, 740) + darkened)) == ("Plain\r\nDrawn twice", NOTHING_HIDDEN)
 
 
 def test_a_rotated_page_is_mapped_to_its_pixels() -> None:

@@ -2,8 +2,8 @@
 start-up learn from a real, sandboxed job child.
 
 It reads no document: the child reports the sandbox layers it entered, and, when asked, OCRs
-the trusted sample page under the probe's OCR limits and renders a trusted page naming fonts it
-does not embed (``fonts.self_check``).
+the trusted sample page under the probe's OCR limits and renders the fallback fonts' page
+(``pdf_airlock.worker.fonts.check``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ __all__ = ["run_probe"]
 
 
 def run_probe(args: dict[str, Any], report: SandboxReport) -> dict[str, Any]:
-    """The layers ``report`` says were entered, their set-up times, ``ocr`` with ``args["ocr"]``,
-    and ``fonts`` (a page naming fonts it does not embed, rendered) with ``args["fonts"]``."""
+    """The layers ``report`` says were entered, their set-up times, ``ocr`` with ``args["ocr"]``
+    and ``fonts`` with ``args["fonts"]``."""
     probe: dict[str, Any] = {"layers": report.layers, "micros": report.micros}
     if args.get("ocr"):
         probe["ocr"] = self_check(args)

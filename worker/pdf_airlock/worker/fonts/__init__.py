@@ -4,12 +4,12 @@ A document that uses a font without embedding it is drawn with a font of the hos
 its system-font interface for one. PDFium's own interface opens files under ``/usr/share/fonts``
 on demand, which a job child cannot do (no file can be opened in the sandbox): such text came
 out blank in the child while the same code in-process drew it. ``install`` (the zygote's
-warm-up) puts this package's interface in its place: the catalogue's files
-(``pdf_airlock.worker.fonts.catalogue``: Noto for Latin, Greek and Cyrillic, CJK, Arabic,
-Hebrew, Devanagari, Bengali and Thai, from Debian's fonts-noto-core and fonts-noto-cjk) mapped
-into memory (``serving``), and faces chosen as PDFium chooses them (``matching``), in the
-zygote, in every job child and in any process that calls ``install``. ``seal`` (the zygote,
-after its warm-up) makes the callbacks' code read-only (``closures``).
+warm-up) puts this package's interface in its place (``serving``): the catalogue's files
+(``catalogue``: Noto for Latin, Greek and Cyrillic, CJK, Arabic, Hebrew, Devanagari, Bengali
+and Thai, from Debian's fonts-noto-core and fonts-noto-cjk) held in memory (``store``), and
+faces chosen as PDFium chooses them (``matching``), in the zygote, in every job child and in any
+process that calls ``install``. ``seal`` (the zygote, after its warm-up) makes the callbacks'
+code read-only (``closures``).
 
 Missing files are skipped: with none installed, PDFium draws such text with its built-in Latin
 faces only, in the child and in-process alike, and ``pdf-airlock self-test`` says so.
@@ -54,13 +54,14 @@ def install() -> Installed:
     from pdf_airlock.worker.fonts.catalogue import FONT_DIR, FONT_FILES
     from pdf_airlock.worker.fonts.faces import faces_of
     from pdf_airlock.worker.fonts.matching import FaceIndex
-    from pdf_airlock.worker.fonts.serving import FontServer, MappedFile, map_file
+    from pdf_airlock.worker.fonts.serving import FontServer
+    from pdf_airlock.worker.fonts.store import MappedFile, load
 
     files: list[MappedFile] = []
     faces = []
     found, missing, scripts = [], [], []
-    for entry in FONT_FILES:
-        mapped = map_file(f"{FONT_DIR}/{entry.path}")
+    held = load([f"{FONT_DIR}/{entry.path}" for entry in FONT_FILES])
+    for entry, mapped in zip(FONT_FILES, held, strict=True):
         if mapped is None:
             missing.append(entry.path)
             continue

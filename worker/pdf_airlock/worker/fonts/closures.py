@@ -3,7 +3,7 @@
 A ctypes callback is a small trampoline that libffi (or CPython's own allocator) writes into a
 page mapped writable *and* executable. The job child may hold no such page: the seccomp filter
 refuses ``PROT_EXEC`` to keep new code out, and a writable code page handed down by the zygote
-would be a way around it (``tests/test_sandbox.py`` checks a waiting spare's maps). So once the
+would be a way around it (``tests/sandbox/test_sandbox.py`` checks a waiting spare's maps). So once the
 zygote has made every callback it will ever make (the font interface's: ``serving``), ``seal``
 moves each page holding one into a sealed memfd mapped back at the same
 address, readable and executable, never writable: the seals forbid writing the memfd and the

@@ -1,12 +1,9 @@
 """PDFium's system-font interface (``FPDF_SYSFONTINFO``) answered from memory the zygote holds.
 
-The zygote maps each catalogue file it finds, shared and read-only, and closes the file: the
-mapping is the font, a job child inherits it and opens nothing. PDFium asks for a face
-(``MapFont``, ``GetFont``: ``pdf_airlock.worker.fonts.matching``), then for its bytes
+The font files are in the zygote's memory (``store``): a job child inherits them and opens
+nothing. PDFium asks for a face (``MapFont``, ``GetFont``: ``matching``), then for its bytes
 (``GetFontData``), which it copies into a buffer of its own: a child copies only the faces its
-document uses, from pages the kernel shares with the page cache. A fork copies no page-table
-entry of a shared file mapping, so the set's size costs neither the zygote's memory nor its
-forks (``bench/cpu_per_doc.py``'s fork rows).
+document uses.
 
 The callbacks run in the job child, under its seccomp filter: they read the index and copy
 memory, and make no system call of their own. The names they are given come from the document:
@@ -17,49 +14,18 @@ with its frame); a failure is PDFium's "no such font", and PDFium draws its buil
 from __future__ import annotations
 
 import ctypes
-import mmap
-import os
-import stat
-from dataclasses import dataclass
 from typing import Any, Final
 
 import pypdfium2.raw as pdfium_c
 
 from pdf_airlock.worker.fonts.faces import TTCF, FontFace
 from pdf_airlock.worker.fonts.matching import FaceIndex
-from pdf_airlock.worker.fonts.memory import map_at
+from pdf_airlock.worker.fonts.store import MappedFile
 
-__all__ = ["FontServer", "MappedFile", "map_file"]
+__all__ = ["FontServer"]
 
 _VERSION: Final = 1  # FPDF_SYSFONTINFO version 1: PDFium enumerates the faces (EnumFonts)
 _WHOLE_FONT: Final = 0
-
-
-@dataclass(frozen=True, slots=True)
-class MappedFile:
-    address: int
-    size: int
-
-    def view(self) -> memoryview:
-        """The bytes, read-only (a write would fault)."""
-        return memoryview((ctypes.c_ubyte * self.size).from_address(self.address)).cast("B")
-
-
-def map_file(path: str) -> MappedFile | None:
-    """``path`` mapped shared and read-only, its descriptor closed; None if it is missing, not a
-    regular file or empty."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
-            return None
-        address = map_at(None, info.st_size, mmap.PROT_READ, mmap.MAP_SHARED, fd)
-    finally:
-        os.close(fd)
-    return MappedFile(address, info.st_size) if address is not None else None
 
 
 class FontServer:

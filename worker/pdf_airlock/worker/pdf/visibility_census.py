@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import ctypes
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from itertools import repeat
+from typing import Any, Final, cast
 
 import pypdfium2.raw as pdfium_c
 
@@ -103,6 +105,7 @@ DRAWN_IN_DOUBT: Final = INVISIBLE | STROKED | NOT_DARK | TRANSPARENT | CLIPPED |
 DOUBT: Final = DRAWN_IN_DOUBT | COVERED | BENEATH  # decided from pixels
 _ALPHA_OR_STROKE: Final = STROKED | INVISIBLE | TRANSPARENT
 _BLACK: Final = (0, 0, 0, 255)
+_OPAQUE_BLACK: Final = bytes((ctypes.c_uint * 4)(0, 0, 0, 255))  # one object's paint, as PDFium writes it
 _STROKED_MODES: Final = frozenset({1, 5})
 _INVISIBLE_MODES: Final = frozenset({3, 7})
 
@@ -125,7 +128,9 @@ class TextObject:
 
     @property
     def invisible(self) -> bool:
-        return bool(self.flags & INVISIBLE)
+        """Drawn so that it paints nothing: render mode 3 or 7, or a paint of alpha 0 (like an
+        invisible text layer, it is kept only over ink that shows where its glyphs are)."""
+        return bool(self.flags & INVISIBLE) or self.paint[3] == 0
 
     @property
     def doubtful(self) -> bool:
@@ -232,17 +237,42 @@ class _Other:
     rect: bool | None = None  # that fill is one upright rectangle (asked only under light text)
 
 
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What the forms around an object give it: their matrix (to page space), the rectangle
+    they clip it to (None: none known), and flags (a clip of unknown shape, transparency,
+    optional content)."""
+
+    matrix: _Matrix = _IDENTITY
+    clip: Box | None = None
+    flags: int = 0
+
+
+_PAGE: Final = _Context()
+
+
+def _addresses(array: Any, count: int, size: int, offset: int = 0) -> range:
+    """The address of each of ``count`` items of ``size`` bytes in a ctypes array, plus
+    ``offset``: what a PDFium call in a ``map`` writes each object's answer to."""
+    base = ctypes.addressof(array) + offset
+    return range(base, base + count * size, size)
+
+
 class _Walker:
-    """Walks a page's objects once, in drawing order, into a census."""
+    """Walks a page's objects once, in drawing order, into a census. The objects are listed
+    first (form XObjects flattened), then each question is asked of all text objects at once
+    (``map`` over their handles and over the addresses of ctypes arrays the answers go to), so
+    the common case costs the PDFium calls and little else; the rare objects (turned, clipped,
+    marked, thin, stroked, in a form) are then looked at one by one."""
 
     def __init__(self, census: Census, forms_may_hide: Callable[[], bool]) -> None:
         self.census = census
         self.forms_may_hide = forms_may_hide
-        self.order = 0
+        self.handles: list[int] = []
+        self.kinds: list[int] = []
+        self.contexts: list[_Context] = []
+        self.has_forms = False
         self.others: list[_Other] = []
-        self.floats = (ctypes.c_float * 4)()
-        self.float_refs = tuple(ctypes.byref(self.floats, 4 * i) for i in range(4))
-        self.quad = (ctypes.c_float * 8)()
         self.rgba = (ctypes.c_uint * 4)()
         self.rgba_refs = tuple(ctypes.byref(self.rgba, 4 * i) for i in range(4))
         self.size = ctypes.c_float()
@@ -252,99 +282,195 @@ class _Walker:
         self.mark_name = (ctypes.c_ushort * _MARK_NAME_UNITS)()
         self.mark_length = ctypes.c_ulong()
 
-    def walk(self, handles: list[int], matrix: _Matrix, clip: Box | None, inherited: int, depth: int) -> None:
-        """``clip``: the rectangle the objects are clipped to (None: none known); ``inherited``:
-        the flags the forms around them give them."""
-        get_type, get_bounds = F.FPDFPageObj_GetType, F.FPDFPageObj_GetBounds
-        floats, float_refs = self.floats, self.float_refs
-        for handle in handles:
-            if self.order >= MAX_OBJECTS:
-                self.census.complete = False
-                return
-            self.order += 1
-            kind = get_type(handle)
-            if kind == _TEXT:
-                self._text(handle, matrix, clip, inherited)
-            elif kind == _FORM:
-                self._form(handle, matrix, clip, inherited, depth)
-            elif kind == _PATH and _thin_stroke(handle):
-                continue  # a rule, a frame, an underline: it neither hides text nor lies under it
-            elif get_bounds(handle, *float_refs):
-                box = (floats[0], floats[1], floats[2], floats[3])
-                self.others.append(_Other(handle, self.order, _transform_box(matrix, box), kind))
+    def flatten(self, handles: list[int], context: _Context, depth: int) -> None:
+        """The objects in drawing order, each with the context of the forms around it (a form
+        takes a place in the order too)."""
+        kinds = list(map(F.FPDFPageObj_GetType, handles))
+        start = 0
+        for end in [n for n, kind in enumerate(kinds) if kind == _FORM]:
+            self._extend(handles[start : end + 1], kinds[start : end + 1], context)
+            self.has_forms = True
+            self._form(handles[end], context, depth)  # its objects follow it in drawing order
+            start = end + 1
+        self._extend(handles[start:], kinds[start:], context)
 
-    def _text(self, handle: int, matrix: _Matrix, clip: Box | None, inherited: int) -> None:
-        """One text object's box and flags, appended to the census's columns. The common case (an
-        upright object on the page, opaque black, no clip, no mark) costs six PDFium calls."""
-        q = self.quad
-        if not F.FPDFPageObj_GetRotatedBounds(handle, q):
-            return  # no bounds: PDFium's text page leaves such an object out too
-        if matrix is _IDENTITY and q[1] == q[3] and q[2] == q[4]:  # upright: corners 1 and 3
-            box = (q[0], q[1], q[4], q[5])
-            thin = q[5] - q[1] < _THIN_PT
-        else:
-            corners = _corners(q, matrix)
-            xs, ys = corners[0::2], corners[1::2]
-            box = (min(xs), min(ys), max(xs), max(ys))
-            thin = _thickness(corners) < _THIN_PT
-        census = self.census
-        flags = inherited | self._paint(handle)
-        if F.FPDFPageObj_HasTransparency(handle):
-            flags |= TRANSPARENT
-        own = F.FPDFPageObj_GetClipPath(handle)
-        if own and F.FPDFClipPath_CountPaths(own) >= 0:
-            flags |= self._clipped(own, matrix, box)
-        if clip is not None and not _inside(box, clip, _clip_slack(box)):
-            flags |= CLIPPED
-        if F.FPDFPageObj_CountMarks(handle) and self._optional(handle):
-            flags |= OPTIONAL
-        if thin:
-            em = self._em(handle, matrix)
-            census.ems[len(census.handles)] = em
-            if em < MIN_LEGIBLE_PT:
-                flags |= SMALL
-        census.handles.append(handle)
-        census.orders.append(self.order)
-        census.boxes.append(box)
-        census.flags.append(flags)
+    def _extend(self, handles: list[int], kinds: list[int], context: _Context) -> None:
+        room = MAX_OBJECTS - len(self.handles)
+        if len(handles) > room:
+            self.census.complete = False
+            handles, kinds = handles[:room], kinds[:room]
+        self.has_forms = self.has_forms or context is not _PAGE
+        self.handles += handles
+        self.kinds += kinds
+        self.contexts += [context] * len(handles)
 
-    def _paint(self, handle: int) -> int:
-        """The flags a text object's render mode and paint give it (its mode and paint are kept
-        where they are not mode 0 in opaque black)."""
-        census = self.census
-        flags = 0
-        mode = F.FPDFTextObj_GetTextRenderMode(handle)
-        if mode:
-            census.modes[len(census.handles)] = mode
-            flags |= INVISIBLE if mode in _INVISIBLE_MODES else STROKED if mode in _STROKED_MODES else 0
-        get = F.FPDFPageObj_GetStrokeColor if mode in _STROKED_MODES else F.FPDFPageObj_GetFillColor
-        if get(handle, *self.rgba_refs):
-            red, green, blue, alpha = self.rgba
-            if red or green or blue or alpha != 255:
-                census.paints[len(census.handles)] = (red, green, blue, alpha)
-                if alpha != 255 or 0.299 * red + 0.587 * green + 0.114 * blue > DARK_MAX:
-                    flags |= NOT_DARK
-        return flags
-
-    def _form(self, handle: int, matrix: _Matrix, clip: Box | None, inherited: int, depth: int) -> None:
-        if depth >= MAX_FORM_DEPTH:
+    def _form(self, handle: int, context: _Context, depth: int) -> None:
+        if depth >= MAX_FORM_DEPTH or len(self.handles) >= MAX_OBJECTS:
             self.census.complete = False
             return
-        own = self._clip_rect_of(handle, matrix)
+        clip, flags = context.clip, context.flags
+        own = self._clip_rect_of(handle, context.matrix)
         if isinstance(own, tuple):
             clip = own if clip is None else _intersect(clip, own)
         elif own is False:
-            inherited |= CLIPPED
+            flags |= CLIPPED
         if F.FPDFPageObj_HasTransparency(handle):
-            inherited |= TRANSPARENT
+            flags |= TRANSPARENT
         if F.FPDFPageObj_CountMarks(handle) and self._optional(handle):
-            inherited |= OPTIONAL
+            flags |= OPTIONAL
         if self.forms_may_hide():
-            inherited |= FORM_MAY_HIDE
-        inner = _compose(self._matrix(handle), matrix)
+            flags |= FORM_MAY_HIDE
+        inner = _Context(_compose(self._matrix(handle), context.matrix), clip, flags)
         count = min(max(int(F.FPDFFormObj_CountObjects(handle)), 0), MAX_OBJECTS)
-        children = [F.FPDFFormObj_GetObject(handle, index) or 0 for index in range(count)]
-        self.walk(children, inner, clip, inherited, depth + 1)
+        self.flatten(
+            [F.FPDFFormObj_GetObject(handle, index) or 0 for index in range(count)], inner, depth + 1
+        )
+
+    def texts(self) -> None:
+        """Every text object's box and flags, into the census's columns."""
+        positions = [n for n, kind in enumerate(self.kinds) if kind == _TEXT]
+        handles = [self.handles[n] for n in positions]
+        count = len(handles)
+        if not count:
+            return
+        contexts = [self.contexts[n] for n in positions]
+        quads = (ctypes.c_float * (8 * count))()
+        bounded = list(map(F.FPDFPageObj_GetRotatedBounds, handles, _addresses(quads, count, 32)))
+        q = cast(list[float], memoryview(quads).cast("B").cast("f").tolist())
+        upright = q[1::8] == q[3::8] and q[2::8] == q[4::8]
+        if upright:  # corners 1 and 3 make each box
+            boxes = list(zip(q[0::8], q[1::8], q[4::8], q[5::8], strict=True))
+        else:
+            boxes = [_quad_box(q[8 * n : 8 * n + 8]) for n in range(count)]
+        flags = [context.flags for context in contexts] if self.has_forms else [0] * count
+        for number in (
+            [n for n, context in enumerate(contexts) if context is not _PAGE] if self.has_forms else []
+        ):
+            flags[number] |= self._in_form(number, q, boxes, contexts[number])
+        self._drawing(handles, flags)
+        clips = list(map(F.FPDFClipPath_CountPaths, map(F.FPDFPageObj_GetClipPath, handles)))
+        clipped = [n for n, paths in enumerate(clips) if paths >= 0]
+        if clipped:
+            self._clips(clipped, [handles[n] for n in clipped], boxes, [contexts[n] for n in clipped], flags)
+        for number in [n for n, found in enumerate(map(F.FPDFPageObj_CountMarks, handles)) if found]:
+            flags[number] |= OPTIONAL if self._optional(handles[number]) else 0
+        if upright:  # the box's height is each object's thickness
+            thin = [n for n, box in enumerate(boxes) if box[3] - box[1] < _THIN_PT]
+        else:
+            thin = [n for n in range(count) if _thickness(tuple(q[8 * n : 8 * n + 8])) < _THIN_PT]
+        for number in thin:
+            flags[number] |= self._small(number, handles[number], contexts[number])
+        self._keep([n for n in range(count) if bounded[n]], positions, handles, boxes, flags)
+
+    def _drawing(self, handles: list[int], flags: list[int]) -> None:
+        """The flags of how each object is drawn: its render mode, its paint, transparency."""
+        count = len(handles)
+        rgba = (ctypes.c_uint * (4 * count))()
+        list(
+            map(F.FPDFPageObj_GetFillColor, handles, *(_addresses(rgba, count, 16, i) for i in (0, 4, 8, 12)))
+        )
+        paints = memoryview(rgba).cast("B").cast("I").tolist()
+        modes = list(map(F.FPDFTextObj_GetTextRenderMode, handles))
+        for number in [n for n, mode in enumerate(modes) if mode]:
+            flags[number] |= self._mode(number, modes[number], handles[number], paints)
+        if bytes(rgba) != _OPAQUE_BLACK * count or not _STROKED_MODES.isdisjoint(modes):
+            stroked = {n for n, mode in enumerate(modes) if mode in _STROKED_MODES}
+            for number in range(count):
+                red, green, blue, alpha = paints[4 * number : 4 * number + 4]
+                if red or green or blue or alpha != 255 or number in stroked:
+                    flags[number] |= self._paint(number, paints)
+        for number in [n for n, found in enumerate(map(F.FPDFPageObj_HasTransparency, handles)) if found]:
+            flags[number] |= TRANSPARENT
+
+    def _keep(
+        self, keep: list[int], positions: list[int], handles: list[int], boxes: list[Box], flags: list[int]
+    ) -> None:
+        """The objects with bounds, into the census (PDFium's text page leaves the others out
+        too); the tables kept by position follow."""
+        census = self.census
+        census.handles = [handles[n] for n in keep]
+        census.boxes = [boxes[n] for n in keep]
+        census.flags = [flags[n] for n in keep]
+        census.orders = [positions[n] + 1 for n in keep]
+        if len(keep) < len(handles):
+            moved = {old: new for new, old in enumerate(keep)}
+            census.modes = {moved[old]: value for old, value in census.modes.items() if old in moved}
+            census.paints = {moved[old]: value for old, value in census.paints.items() if old in moved}
+            census.ems = {moved[old]: value for old, value in census.ems.items() if old in moved}
+
+    def _in_form(self, number: int, q: list[float], boxes: list[Box], context: _Context) -> int:
+        """An object inside forms: its box on the page, and whether their clip may cut it."""
+        corners = _corners(q[8 * number : 8 * number + 8], context.matrix)
+        xs, ys = corners[0::2], corners[1::2]
+        boxes[number] = box = (min(xs), min(ys), max(xs), max(ys))
+        q[8 * number : 8 * number + 8] = corners
+        clip = context.clip
+        return CLIPPED if clip is not None and not _inside(box, clip, _clip_slack(box)) else 0
+
+    def _mode(self, number: int, mode: int, handle: int, paints: list[int]) -> int:
+        self.census.modes[number] = mode
+        if mode in _STROKED_MODES and F.FPDFPageObj_GetStrokeColor(handle, *self.rgba_refs):
+            paints[4 * number : 4 * number + 4] = list(self.rgba)
+        return INVISIBLE if mode in _INVISIBLE_MODES else STROKED if mode in _STROKED_MODES else 0
+
+    def _paint(self, number: int, paints: list[int]) -> int:
+        red, green, blue, alpha = paints[4 * number : 4 * number + 4]
+        self.census.paints[number] = (red, green, blue, alpha)
+        dark = alpha == 255 and 0.299 * red + 0.587 * green + 0.114 * blue <= DARK_MAX
+        return 0 if dark else NOT_DARK
+
+    def _small(self, number: int, handle: int, context: _Context) -> int:
+        """The em of a thin object."""
+        em = self._em(handle, context.matrix)
+        self.census.ems[number] = em
+        return SMALL if em < MIN_LEGIBLE_PT else 0
+
+    def others_of(self) -> None:
+        """The objects that are not text and may hide text or lie under it: images, shadings,
+        filled paths, thick strokes (thin strokes, a rule or an underline, do neither)."""
+        positions = [n for n, kind in enumerate(self.kinds) if kind not in (_TEXT, _FORM)]
+        paths = [n for n in positions if self.kinds[n] == _PATH]
+        drop: set[int] = set()
+        if paths:
+            handles = [self.handles[n] for n in paths]
+            fills, strokes = (ctypes.c_int * len(paths))(), (ctypes.c_int * len(paths))()
+            list(
+                map(
+                    F.FPDFPath_GetDrawMode,
+                    handles,
+                    _addresses(fills, len(paths), 4),
+                    _addresses(strokes, len(paths), 4),
+                )
+            )
+            outlines = [n for n, fill in enumerate(fills) if not fill]
+            widths = (ctypes.c_float * len(outlines))()
+            got = list(
+                map(
+                    F.FPDFPageObj_GetStrokeWidth,
+                    [handles[n] for n in outlines],
+                    _addresses(widths, len(outlines), 4),
+                )
+            )
+            drop = {
+                paths[n]
+                for n, found, width in zip(outlines, got, widths, strict=True)
+                if not strokes[n] or (found and width < COVER_STROKE_PT)
+            }
+        kept = [n for n in positions if n not in drop]
+        floats = (ctypes.c_float * (4 * len(kept)))()
+        corners = [_addresses(floats, len(kept), 16, offset) for offset in (0, 4, 8, 12)]
+        bounded = list(map(F.FPDFPageObj_GetBounds, [self.handles[n] for n in kept], *corners))
+        values = list(floats)
+        for number, position in enumerate(kept):
+            if bounded[number]:
+                box = (
+                    values[4 * number],
+                    values[4 * number + 1],
+                    values[4 * number + 2],
+                    values[4 * number + 3],
+                )
+                box = _transform_box(self.contexts[position].matrix, box)
+                self.others.append(_Other(self.handles[position], position + 1, box, self.kinds[position]))
 
     def _matrix(self, handle: int) -> _Matrix:
         m = self.matrix
@@ -370,6 +496,37 @@ class _Walker:
                 if "".join(map(chr, name[:units])) == _OC_MARK:
                     return True
         return False
+
+    def _clips(
+        self,
+        numbers: list[int],
+        handles: list[int],
+        boxes: list[Box],
+        contexts: list[_Context],
+        flags: list[int],
+    ) -> None:
+        """Flags the objects (``numbers``, with their ``handles`` and ``contexts``) whose own clip
+        may cut them. Objects drawn under one clip share its path: its rectangle is worked out
+        once per context."""
+        clips = list(map(F.FPDFPageObj_GetClipPath, handles))
+        firsts = list(map(F.FPDFClipPath_GetPathSegment, clips, repeat(0), repeat(0)))
+        counts = list(map(F.FPDFClipPath_CountPaths, clips))
+        rects: dict[tuple[int, int, int], Box | None] = {}
+        share = _CLIP_SLACK_SHARE
+        for number, clip, first, paths, context in zip(numbers, clips, firsts, counts, contexts, strict=True):
+            key = (first or 0, paths, id(context))
+            if key not in rects:
+                rects[key] = self._clip_rect(clip, context.matrix)
+            rect = rects[key]
+            x0, y0, x1, y1 = boxes[number]
+            slack = max(_INSIDE_SLACK, share * min(x1 - x0, y1 - y0))
+            if rect is None or not (
+                x0 >= rect[0] - slack
+                and y0 >= rect[1] - slack
+                and x1 <= rect[2] + slack
+                and y1 <= rect[3] + slack
+            ):
+                flags[number] |= CLIPPED
 
     def _clipped(self, clip: int, matrix: _Matrix, box: Box) -> int:
         rect = self._clip_rect(clip, matrix)
@@ -419,6 +576,14 @@ class _Walker:
                 return None
             rect = box if rect is None else _intersect(rect, box)
         return rect
+
+
+_minus: Final = operator.sub
+
+
+def _quad_box(quad: list[float]) -> Box:
+    xs, ys = quad[0::2], quad[1::2]
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 def _corners(quad: Any, matrix: _Matrix) -> tuple[float, ...]:
@@ -626,12 +791,8 @@ def _relate(census: Census, others: list[_Other]) -> None:
     boxes, flags = census.boxes, census.flags
     if not boxes:
         return
-    union = (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
+    x0s, y0s, x1s, y1s = zip(*boxes, strict=True)
+    union = (min(x0s), min(y0s), max(x1s), max(y1s))
     if not _inside(union, census.crop):
         for number, box in enumerate(boxes):
             if not _inside(box, census.crop):
@@ -708,9 +869,10 @@ def take_census(page: Any, crop: Box, forms_may_hide: Callable[[], bool]) -> Cen
     walker = _Walker(census, forms_may_hide)
     raw = address(page.raw)
     count = max(int(F.FPDFPage_CountObjects(raw)), 0)
-    handles = [F.FPDFPage_GetObject(raw, index) or 0 for index in range(min(count, MAX_OBJECTS))]
-    walker.walk(handles, _IDENTITY, None, 0, 0)
+    walker.flatten(list(map(F.FPDFPage_GetObject, [raw] * min(count, MAX_OBJECTS), range(count))), _PAGE, 0)
     if count > MAX_OBJECTS:
         census.complete = False
-    _relate(census, [*walker.others, *_annotations(page, walker.order)])
+    walker.texts()
+    walker.others_of()
+    _relate(census, [*walker.others, *_annotations(page, len(walker.handles))])
     return census

@@ -15,8 +15,9 @@ Input: a page loaded by PDFium, its text page, and the census of its text object
    (``bare``) where an invisible text layer needs it.
 3. **Pixels.** A glyph is shown when the two renders differ (by ``CONTRAST`` of 255 or more in
    a colour channel) at ``MIN_CHANGED_PIXELS`` or more of its pixels. An invisible glyph (render
-   mode 3 or 7), or one under a large image, is kept when the page shows ink under it without
-   any text (the image of the words it stands for: a searchable scan). Spaces go with their
+   mode 3 or 7, or a paint of alpha 0), or one under a large image, is kept when the page shows
+   ink under it without any text (the image or the outlines of the words it stands for: a
+   searchable scan, text set as paths with a text layer). Spaces go with their
    neighbours, and islands of fewer than ``ISLAND`` hidden glyphs in a shown object are shown.
    Pixels are counted per glyph from one column profile per object (one line of text), so the
    cost is a few image operations per object plus arithmetic per character.
@@ -86,12 +87,18 @@ MAX_REGION_PIXELS: Final = 1_500_000
 MAX_REGIONS: Final = 4
 CONTRAST: Final = 16  # of 255, in the channel that changed most
 MIN_CHANGED_PIXELS: Final = 2
+MIN_GLYPH_PX: Final = 3  # a glyph box smaller than this both ways is left to its neighbours
+# Fewer changed pixels than this under a glyph painted like paper, on pixels mostly of its own
+# colour, are what it erased of something beneath (the descenders of the line above), not it.
+STRONG_PIXELS: Final = 8
 SAME_COLOUR: Final = 24  # a paint this close (any channel) to the pixels beneath is the same colour
 INK_CONTRAST: Final = 48  # of 255: a pixel this much darker than the paper around it is ink
 MIN_INK_SHARE: Final = 0.03
 ISLAND: Final = 3
-MAX_LOCATED: Final = 64  # text objects in question found one by one; more: the whole page is walked
+MAX_LOCATED: Final = 8  # text objects in question found one by one (each costs PDFium a walk of the page)
+_STAND_IN_EM: Final = 4.0  # points: the type a page too large for the census is rendered for
 _REGION_MARGIN_PT: Final = 2.0
+_TWIN_PT: Final = 0.5  # two text objects whose boxes agree to this are drawn in one place
 _MERGE_GAP_PT: Final = 12.0
 _CHEAP_MERGE_PT2: Final = 72.0 * 72.0  # a merge that adds less than a square inch is always worth it
 _SMALL_BOX_FACTOR: Final = 1.3  # a loose box is about 1.2 ems high
@@ -99,6 +106,7 @@ _PAPER_PERCENTILE: Final = 0.9
 _WHITE: Final = 0xFFFFFFFF
 _BGR: Final = 2  # FPDFBitmap_BGR
 _UNDECIDED: Final = -1
+_WHITESPACE: Final = frozenset(code for code in range(0x3001) if chr(code).isspace())
 _SHOWN: Final = 0
 _CHANGED_LUT: Final = [255 if level >= CONTRAST else 0 for level in range(256)]
 # By paper level less INK_CONTRAST, plus one: 255 at and below it (ink), 0 above.
@@ -278,6 +286,8 @@ def _area(box: Box) -> float:
 
 
 def _scale(region: _Region, canvas: _Canvas, target: float) -> float:
+    """Pixels per point: ``target`` pixels to the em of the region's smaller type (a glyph of
+    ``MIN_LEGIBLE_PT`` at least), within ``MAX_REGION_PIXELS``."""
     sizes = sorted(min(obj.em, obj.box[3] - obj.box[1], obj.box[2] - obj.box[0]) for obj in region.objects)
     size = max(sizes[len(sizes) // 4], MIN_LEGIBLE_PT)  # the smaller type of the region
     scale = min(max(target / size, MIN_SCALE), MAX_SCALE)
@@ -439,11 +449,12 @@ def _run_end(raw: int, index: int, handle: int, way: int, count: int) -> int:
 
 
 def _stand_in(handle: int) -> TextObject:
-    """A text object the census did not reach (a page past its bound): in doubt on every count."""
+    """A text object the census did not reach (a page past its bound): in doubt on every count,
+    its glyphs' size measured one by one."""
     mode = int(F.FPDFTextObj_GetTextRenderMode(handle))
     everywhere = (-math.inf, -math.inf, math.inf, math.inf)
-    flags = COVERED | (INVISIBLE if mode in (3, 7) else 0)
-    return TextObject(handle, 0, everywhere, mode, (0, 0, 0, 255), math.inf, flags)
+    flags = COVERED | SMALL | (INVISIBLE if mode in (3, 7) else 0)
+    return TextObject(handle, 0, everywhere, mode, (0, 0, 0, 255), _STAND_IN_EM, flags)
 
 
 def _geometry(chars: _Chars, crop: Box) -> None:
@@ -508,6 +519,12 @@ def _same_colour(rendered: _Rendered, obj: TextObject, band: tuple[int, int, int
     return max(abs(a - b) for a, b in zip(median, obj.paint[:3], strict=True)) <= SAME_COLOUR
 
 
+def _paper_paint(obj: TextObject) -> bool:
+    """Text painted in a colour as light as paper (its few changed pixels may be erasures)."""
+    red, green, blue, alpha = obj.paint
+    return alpha == 255 and min(red, green, blue) >= 255 - SAME_COLOUR
+
+
 def _reason(rendered: _Rendered, obj: TextObject, band: tuple[int, int, int, int]) -> str:
     if obj.flags & OPTIONAL:
         return "optional_content_off"
@@ -552,9 +569,10 @@ def _glyph_pixels(
     s, ax, ay = rendered.scale, rendered.area[0], rendered.area[1]
     width, height = rendered.size
     floor, ceil = math.floor, math.ceil
+    unicode = F.FPDFText_GetUnicode
     for index in indices:
-        if codes[index] != _UNDECIDED or not get_box(raw, index, *refs):
-            continue
+        if codes[index] != _UNDECIDED or unicode(raw, index) in _WHITESPACE or not get_box(raw, index, *refs):
+            continue  # a space is decided by its neighbours
         left, right, bottom, top = d[0] - x0, d[1] - x0, d[2] - y0, d[3] - y0
         if right <= left or top <= bottom:
             continue
@@ -580,7 +598,7 @@ def _glyph_pixels(
             v0, v1 = v1, v0
         px0, py0 = max(floor((u0 - ax) * s), 0), max(floor((v0 - ay) * s), 0)
         px1, py1 = min(ceil((u1 - ax) * s), width), min(ceil((v1 - ay) * s), height)
-        if px1 > px0 and py1 > py0:
+        if px1 - px0 >= MIN_GLYPH_PX or py1 - py0 >= MIN_GLYPH_PX:  # else too small here to judge
             found[index] = (px0, py0, px1, py1)
     return found
 
@@ -644,8 +662,9 @@ def _judge(chars: _Chars, rendered: _Rendered, obj: TextObject, glyphs: _Glyphs)
         return
     if obj.invisible:
         shares = _ink_counts(rendered.grey("bare"), found)
+        reason = _CODE["invisible_mode" if obj.flags & INVISIBLE else "transparent"]
         for index, share in shares.items():
-            chars.codes[index] = _SHOWN if share >= MIN_INK_SHARE else _CODE["invisible_mode"]
+            chars.codes[index] = _SHOWN if share >= MIN_INK_SHARE else reason
         return
     if obj.flags & COVERED_BY_IMAGE:  # kept where the scan laid over it shows ink
         shown = {
@@ -655,6 +674,9 @@ def _judge(chars: _Chars, rendered: _Rendered, obj: TextObject, glyphs: _Glyphs)
     else:
         counts = _counts(rendered.changed(), found)
         shown = {index: count >= MIN_CHANGED_PIXELS for index, count in counts.items()}
+        weak = [index for index, count in counts.items() if MIN_CHANGED_PIXELS <= count < STRONG_PIXELS]
+        for index in weak if _paper_paint(obj) else []:
+            shown[index] = not _same_colour(rendered, obj, found[index])
     hidden = [index for index, seen in shown.items() if not seen]
     for index in shown:
         if shown[index]:
@@ -683,40 +705,49 @@ def _withhold(
 
 def _smooth(chars: _Chars) -> None:
     """Within each object: spaces and undecided characters take their neighbours' decision
-    (hidden only when both sides are hidden for the same reason); islands of fewer than
-    ``ISLAND`` hidden glyphs with shown ones (or the object's end) on both sides are shown (a
-    period's few pixels are weak evidence against the rest of its line)."""
+    (hidden only when both sides are hidden for the same reason); then islands of fewer than
+    ``ISLAND`` hidden glyphs with shown ones (or the object's ends) on both sides are shown: a
+    period's few pixels are weak evidence against the rest of its line."""
     codes = chars.codes
     for indices in chars.members.values():
         row = [codes[index] for index in indices]
-        count = len(row)
-        position = 0
-        while position < count:
-            if row[position] != _UNDECIDED:
-                position += 1
-                continue
-            end = position
-            while end < count and row[end] == _UNDECIDED:
-                end += 1
-            before = row[position - 1] if position > 0 else _SHOWN
-            after = row[end] if end < count else before
-            row[position:end] = [before if before == after and before > 0 else _SHOWN] * (end - position)
-            position = end
-        position = 0
-        while position < count:
-            if row[position] <= 0:
-                position += 1
-                continue
-            end = position
-            while end < count and row[end] == row[position]:
-                end += 1
-            shown_before = position == 0 or row[position - 1] == _SHOWN
-            shown_after = end == count or row[end] == _SHOWN
-            if shown_before and shown_after and end - position < min(ISLAND, count):
-                row[position:end] = [_SHOWN] * (end - position)
-            position = end
+        _fill_undecided(row)
+        _flip_islands(row, shown=False)
         for index, code in zip(indices, row, strict=True):
             codes[index] = code
+
+
+def _fill_undecided(row: list[int]) -> None:
+    count, position = len(row), 0
+    while position < count:
+        if row[position] != _UNDECIDED:
+            position += 1
+            continue
+        end = position
+        while end < count and row[end] == _UNDECIDED:
+            end += 1
+        before = row[position - 1] if position > 0 else _SHOWN
+        after = row[end] if end < count else before
+        row[position:end] = [before if before == after and before > 0 else _SHOWN] * (end - position)
+        position = end
+
+
+def _flip_islands(row: list[int], *, shown: bool) -> None:
+    """Runs of fewer than ``ISLAND`` shown (``shown``) or hidden glyphs whose sides are the
+    other kind or the object's ends take their neighbours' decision."""
+    count, position = len(row), 0
+    while position < count:
+        if (row[position] == _SHOWN) != shown:
+            position += 1
+            continue
+        end = position
+        while end < count and row[end] == row[position]:
+            end += 1
+        sides = [row[at] for at in (position - 1, end) if 0 <= at < count]
+        other = [code for code in sides if (code == _SHOWN) != shown]
+        if other and len(other) == len(sides) and end - position < ISLAND:
+            row[position:end] = [other[0]] * (end - position)
+        position = end
 
 
 def decide(page: Any, textpage: Any, census: Census, text: str | None = None) -> dict[int, int]:
@@ -746,20 +777,36 @@ def _render_region(canvas: _Canvas, census: Census, region: _Region) -> _Rendere
     """The renders the region's objects need: an invisible object the page without text
     (``bare``), one laid under a large image the page as it is (``shown``), any other the page
     with and without it."""
-    compared = [obj for obj in region.objects if not obj.flags & (INVISIBLE | COVERED_BY_IMAGE)]
+    compared = [obj for obj in region.objects if not obj.invisible and not obj.flags & COVERED_BY_IMAGE]
     scale = _scale(region, canvas, TARGET_EM_PX if compared else INK_EM_PX)
     area = canvas.device_box(region.box)
     rendered = _Rendered(canvas, area, scale)
-    if any(not obj.flags & INVISIBLE for obj in region.objects):
+    if any(not obj.invisible for obj in region.objects):
         rendered.shown = canvas.render(area, scale)
     if compared:
-        rendered.without = _render_without(rendered, [o for o in region.objects if not o.invisible])
-    if any(obj.flags & INVISIBLE for obj in region.objects):
+        drawn = [obj for obj in region.objects if not obj.invisible]
+        rendered.without = _render_without(rendered, drawn + _twins(census, drawn))
+    if any(obj.invisible for obj in region.objects):
         rendered.bare = _render_without(rendered, _texts_touching(census, region.box))
     image = rendered.shown if rendered.shown is not None else rendered.bare
     assert image is not None
     rendered.size = image.size
     return rendered
+
+
+def _twins(census: Census, objects: list[TextObject]) -> list[TextObject]:
+    """Other text objects drawn in the very place of these (PDFium's text page keeps only the
+    first of two objects that draw the same text at the same place: a twin drawn after one in
+    doubt shows or hides its characters, and is taken out with it)."""
+    boxes = {tuple(round(v / _TWIN_PT) for v in obj.box): obj for obj in objects}
+    found = []
+    for handle, box in zip(census.handles, census.boxes, strict=True):
+        key = tuple(round(v / _TWIN_PT) for v in box)
+        if key in boxes and boxes[key].handle != handle:
+            twin = census.text_object(handle)
+            if twin is not None:
+                found.append(twin)
+    return found
 
 
 def _texts_touching(census: Census, box: Box) -> list[TextObject]:

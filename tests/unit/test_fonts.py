@@ -1,15 +1,7 @@
-"""Fonts a document names but does not embed (``pdf_airlock.worker.fonts``): the job child draws
-them from the zygote's memory as a process reading the host's fonts does.
-
-The end-to-end tests render ``realworld.not_embedded_fonts_pdf`` (Latin Standard 14 names, CJK
-through predefined CMaps, Arabic, Hebrew, Devanagari, Bengali, Thai, Greek and Cyrillic by name)
-with ``pdf_render`` over real stdio in the real sandbox (strict loads on: the child opens no
-font file), and compare with two renders in fresh processes: the same code after
-``fonts.install`` (must be identical), and PDFium with its own Linux font list over the host's
-``/usr/share/fonts`` (identical where it draws the same face; blank on the script fonts' usual
-names, which the fallback fonts draw). They need Debian's fonts-noto-core and
-fonts-noto-cjk (``scripts/test.sh`` installs them when it runs as root) and are skipped without.
-"""
+"""The fallback fonts' parts on their own (``pdf_airlock.worker.fonts``): which face PDFium
+gets for a request (on faces made up here), the catalogue's files and their faces, a host
+without the files, and the callbacks' code sealed read-and-execute. The sandboxed renders are
+tests/sandbox/test_fonts.py."""
 
 from __future__ import annotations
 
@@ -24,8 +16,7 @@ from pathlib import Path
 
 import pytest
 import realworld
-from conftest import connect
-from PIL import Image, ImageChops
+from PIL import Image
 
 from pdf_airlock.worker.fonts import catalogue
 from pdf_airlock.worker.fonts.faces import ANSI, BOLD, SERIF, FontFace
@@ -38,72 +29,7 @@ needs_fonts = pytest.mark.skipif(
     "scripts/test.sh installs them when run as root)",
 )
 RENDER_ARGS = {"page": "1", "dpi": 72, "max_pixels": 4_000_000}
-MIN_INK = 150  # dark pixels of a drawn line at 72 dpi (the smallest measured here draws ~260)
 DARK = 128
-DIFFERENT = 32  # a grey-level difference a person would see
-
-
-def _subprocess_render(pdf: Path, install: bool) -> Image.Image:
-    """``pdf_render``'s parser in a fresh process: after ``fonts.install`` (the job child's code
-    without its sandbox), or with PDFium's own system fonts."""
-    code = textwrap.dedent(
-        f"""
-        import base64, sys
-        if {install!r}:
-            from pdf_airlock.worker import fonts
-            fonts.install()
-        from pdf_airlock.worker.parsers import get_parser
-        result = get_parser("pdf_render")(open(sys.argv[1], "rb").read(), {RENDER_ARGS!r})
-        sys.stdout.write(result["png_base64"])
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", code, str(pdf)], capture_output=True, text=True, check=True, timeout=120
-    )
-    return Image.open(io.BytesIO(base64.b64decode(done.stdout))).convert("L")
-
-
-def _band(image: Image.Image, line: int) -> Image.Image:
-    baseline = realworld.not_embedded_baseline(line)
-    return image.crop((0, baseline - realworld.NOT_EMBEDDED_PITCH + 8, image.width, baseline + 10))
-
-
-def _ink(image: Image.Image) -> int:
-    return sum(image.histogram()[:DARK])
-
-
-def _differing(a: Image.Image, b: Image.Image) -> int:
-    return sum(ImageChops.difference(a, b).histogram()[DIFFERENT:])
-
-
-@pytest.fixture(scope="module")
-def not_embedded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("fonts")
-    (folder / "not-embedded.pdf").write_bytes(realworld.not_embedded_fonts_pdf())
-    return folder
-
-
-@needs_fonts
-@pytest.mark.anyio
-async def test_fonts_not_embedded_draw_in_the_sandbox_as_in_process(not_embedded: Path) -> None:
-    async with connect(not_embedded) as client:
-        rendered = await client.call_tool("pdf_render", {"path": "not-embedded.pdf", "dpi": 72})
-    assert rendered.is_error is False, rendered.content[0].text
-    sandboxed = Image.open(io.BytesIO(base64.b64decode(rendered.content[1].data))).convert("L")
-    in_process = _subprocess_render(not_embedded / "not-embedded.pdf", install=True)
-    pdfium_own = _subprocess_render(not_embedded / "not-embedded.pdf", install=False)
-    assert sandboxed.size == in_process.size == (612, realworld.not_embedded_height())
-    assert _differing(sandboxed, in_process) == 0
-    blank = set()
-    for line, (label, _font, _encoding, _text, same_as_pdfium) in enumerate(realworld.NOT_EMBEDDED_LINES):
-        ours, own = _band(sandboxed, line), _band(pdfium_own, line)
-        assert _ink(ours) >= MIN_INK, label
-        if same_as_pdfium:
-            assert _differing(ours, own) == 0, label
-        if not _ink(own):
-            blank.add(label)
-    # PDFium alone draws nothing for a font made for one script under its usual name.
-    assert blank == {"Arabic", "Hebrew", "Devanagari", "Bengali", "Thai"}
 
 
 def _face(name: str, charsets: tuple[int, ...] = (), styles: int = 0) -> FontFace:
@@ -227,11 +153,10 @@ def test_bold_is_told_from_the_style() -> None:
 def test_the_catalogue_files_hold_the_faces_it_names() -> None:
     """Every face the matcher may name (a CJK region's, an alias's target) is in the files."""
     from pdf_airlock.worker.fonts.faces import faces_of
-    from pdf_airlock.worker.fonts.serving import map_file
+    from pdf_airlock.worker.fonts.store import load
 
     faces = []
-    for number, path in enumerate(catalogue.paths()):
-        mapped = map_file(path)
+    for number, (path, mapped) in enumerate(zip(catalogue.paths(), load(catalogue.paths()), strict=True)):
         assert mapped is not None, path
         found = faces_of(mapped.view(), number)
         assert found, path
@@ -279,10 +204,14 @@ def test_without_the_font_files_latin_still_draws_and_the_status_says_why(tmp_pa
     assert status.startswith("unavailable: ") and "fonts-noto-core fonts-noto-cjk" in status
     assert checked == status
     image = Image.open(io.BytesIO(base64.b64decode(png))).convert("L")
+    lines = range(len(realworld.NOT_EMBEDDED_LINES))
+    boxes = [realworld.not_embedded_box(line, image.width) for line in lines]
     inked = {
-        label for line, (label, *_rest) in enumerate(realworld.NOT_EMBEDDED_LINES) if _ink(_band(image, line))
+        label
+        for (label, *_rest), box in zip(realworld.NOT_EMBEDDED_LINES, boxes, strict=True)
+        if sum(image.crop(box).histogram()[:DARK])
     }
-    # The Greek line's one letter in Latin-1 (µ) is in PDFium's built-in faces; the rest is not.
+    # The Greek line's μ is in PDFium's built-in faces (as "mu"); no other letter of it is.
     assert inked == {"Helvetica", "Arial bold", "Times italic", "Courier New", "Greek and Cyrillic, Noto"}
 
 
@@ -305,15 +234,3 @@ def test_sealed_callbacks_still_answer_and_no_page_is_writable_and_executable() 
     before, sealed, after, answer, perms, path = json.loads(out)
     assert (before, sealed, after, answer) == (1, 1, [], 42)
     assert perms == "r-xs" and path[0].startswith("/memfd:pdf-airlock-callbacks")
-
-
-@needs_fonts
-def test_the_self_test_draws_every_script_in_the_sandbox() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pdf_airlock.server", "self-test", "--json"],
-        capture_output=True, text=True, timeout=120, check=False, cwd="/",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    status = json.loads(done.stdout)["layers"]["fonts"]
-    scripts = "Chinese, Japanese, Korean, Arabic, Hebrew, Devanagari, Bengali, Thai, Cyrillic"
-    assert status.startswith("active: ") and status.endswith(f"fonts not embedded drew {scripts}"), status
