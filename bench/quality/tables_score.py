@@ -18,7 +18,7 @@ cells (a missed table scores 0 for its cells). A found table matched to no truth
 phantom. Time per page: each file's median over ``--rounds`` runs, summed, over its pages.
 
 Results go to docs/performance.md between the ``TABLES-QUALITY`` markers. Tables of real documents
-are scored against independent truth by ``bench/structure_score.py`` (ICDAR 2013).
+are scored against independent truth by ``bench/quality/structure_score.py`` (ICDAR 2013).
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def report(argv: list[str], lines: list[str], versions: str, files: int) -> str:
         "pdf-airlock runs through the server over stdio, each document in a sandboxed job child; the "
         "peers run in-process. Targets: accuracy >= 0.95 on every style, 0 phantoms, time per page "
         "within 2x of pdfplumber. Tables of real documents: the ICDAR 2013 rows of STRUCTURE-QUALITY "
-        "(independent truth, `bench/structure_score.py`)."
+        "(independent truth, `bench/quality/structure_score.py`)."
     )
     return "\n".join(
         [

@@ -203,7 +203,7 @@ def _receive_job(spare: socket.socket, flags: int = 0, *, keep: bool = False) ->
 def _keep_heap(size: int) -> bool:
     """Fault in ``size`` bytes of heap now and keep them for the job. glibc hands freed memory
     at the top of the heap back to the kernel (trim), so without this the job's heap growth is
-    fresh page faults on the critical path: about 90 of a one-page read's 165 faults (perf,
+    fresh page faults on the critical path, most of a one-page read's faults (perf,
     ``exceptions:page_fault_user``). Trimming is turned off (the process exits after one job),
     then blocks are allocated, zero-filled and freed; the job reuses them. False, and nothing
     kept, without glibc's ``mallopt``."""

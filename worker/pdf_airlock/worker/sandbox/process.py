@@ -51,8 +51,8 @@ def fork_bare() -> int:
     child's pid in the parent. ``os.fork`` runs every ``os.register_at_fork`` hook of every
     module loaded (``random`` reseeds, ``threading`` and ``logging`` re-create their locks...)
     and re-initialises the interpreter's thread state, in a process as large as the zygote each
-    object touched a copy-on-write fault in the child: about 80 faults a job
-    (bench/perf/cpu_per_doc.py). That work repairs what other threads held at the fork; with one
+    object touched a copy-on-write fault in the child (row "CPU per document",
+    bench/perf/cpu_per_doc.py). That work repairs what other threads held at the fork; with one
     thread there is nothing to repair: ctypes releases the GIL around the call, so neither
     process's GIL is held by anyone else, and no import or logging lock is held between the
     zygote's loop iterations. With more than one Python thread, ``os.fork``. What a child does

@@ -1,8 +1,8 @@
 """Rebuild the structure dev set (real documents with truth) under /work/corpus/devset.
 
-    python bench/devset_build.py [--out /work/corpus/devset] [--only NAME ...] [--truth]
+    python -m bench.corpora.devset_build [--out /work/corpus/devset] [--only NAME ...] [--truth]
 
-Every input is named in ``bench/devset/manifest.json`` by repository, commit and path; the
+Every input is named in ``bench/quality/devset/manifest.json`` by repository, commit and path; the
 repositories are read from their snapshots under ``/work/.mirror/OWNER+NAME`` (fetch them first;
 the script says which are missing). PDFs are never committed: they are rebuilt here.
 
@@ -11,18 +11,19 @@ Kinds:
 * ``paper``: a paper's LaTeX source compiled with Debian's TeX Live (pdflatex or lualatex, BibTeX,
   three passes). ``class`` replaces the ``\\documentclass`` line (two-column variants of the
   same paper); ``stamp`` adds an arXiv-style identifier rotated 90 degrees in the left margin of
-  page 1, as arXiv stamps it. Truth from the source by ``bench/devset_latex.py``; ``--truth``
-  rewrites ``bench/devset/truth/NAME.json`` from it (the headings, body, lists and unit tests).
+  page 1, as arXiv stamps it. Truth from the source by ``bench/corpora/devset_latex.py``; ``--truth``
+  rewrites ``bench/quality/devset/truth/NAME.json`` from it (the headings, body, lists and unit tests).
 * ``manual``: a LaTeX manual compiled the same way; truth likewise.
 * ``public``: a public PDF copied as it is; its truth is written by hand in
-  ``bench/devset/truth/NAME.json`` (never regenerated).
+  ``bench/quality/devset/truth/NAME.json`` (never regenerated).
 * ``olmocr``: the sample of olmOCR-bench (allenai/olmocr ``olmocr/bench/sample_data``): its PDFs and
   its JSONL unit tests, copied.
 * ``icdar``: the ICDAR 2013 table competition set (a copy in BobLd/tabula-sharp's test resources):
   each PDF with its ``-str.xml`` ground truth.
 
-Held-out split: a document is held out when the seeded hash of its name says so (about a third of
-each kind, ``held_out``); the engine work must not look at those documents or their truth.
+Held-out split: a document is held out when the seeded hash of its name says so (``held_out``;
+the seed was picked once, from names alone, so that about a third of each kind is held out); the
+engine work must not look at those documents, their truth or their scores.
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-DEVSET_DIR = ROOT / "bench" / "devset"
+ROOT = Path(__file__).resolve().parents[2]
+DEVSET_DIR = ROOT / "bench" / "quality" / "devset"
 MANIFEST = DEVSET_DIR / "manifest.json"
 TRUTH_DIR = DEVSET_DIR / "truth"
 OUT = Path("/work/corpus/devset")
 MIRROR = Path("/work/.mirror")
-SPLIT_SEED = "pdf-airlock-devset-1"
+SPLIT_SEED = "pdf-airlock-devset-236"
 HELD_OUT_BUCKETS = 3  # one bucket of three is held out
 TEX_SECONDS = 600
 TEX_PASSES = 3
@@ -142,21 +143,29 @@ def words(text: str, count: int) -> str:
 
 
 def latex_truth(entry: dict[str, Any], workdir: Path, pdf: Path) -> dict[str, Any]:
-    from bench.devset_latex import read
+    from bench.corpora.devset_latex import read
 
     main = workdir / entry["path"]
     named = re.search(r"\{([^}]*)\}\s*$", entry.get("class", ""))
     cls = named.group(1) if named else None
     truth = read(main, cls, main.with_suffix(".bbl"))
     pages = pdf_pages(pdf)
-    body = [p for p in truth.paragraphs if len(p.split()) >= QUOTE_WORDS * 2]
+    # quotes come from stretches of text the source and the page agree on (no maths, citations,
+    # footnotes or floats inside: bench/corpora/devset_latex.py marks them)
+    stretches = [[part for part in parts if len(part.split()) >= QUOTE_WORDS * 2] for parts in truth.quotable]
+    body = [parts for parts in stretches if parts]
     step = max(1, len(body) // UNIT_PRESENT)
     tests: list[dict[str, Any]] = []
-    for index, paragraph in enumerate(body[::step][:UNIT_PRESENT]):
-        # a sentence from the middle of the paragraph: the start may follow a run-in heading
-        sentence = " ".join(paragraph.split()[QUOTE_WORDS // 2 : QUOTE_WORDS // 2 + QUOTE_WORDS])
+    for index, parts in enumerate(body[::step][:UNIT_PRESENT]):
+        longest = max(parts, key=len).split()
+        middle = max(0, (len(longest) - QUOTE_WORDS) // 2)
+        sentence = " ".join(longest[middle : middle + QUOTE_WORDS])
         tests.append({"id": f"{entry['name']}_p{index}", "type": "present", "text": sentence, "max_diffs": 2})
-    pairs = list(itertools.pairwise(body))
+    pairs = [
+        (a[-1], b[0])
+        for a, b in itertools.pairwise(truth.quotable)
+        if a and b and len(a[-1].split()) >= QUOTE_WORDS and len(b[0].split()) >= QUOTE_WORDS
+    ]
     step = max(1, len(pairs) // UNIT_ORDER)
     for index, (before, after) in enumerate(pairs[::step][:UNIT_ORDER]):
         tests.append(
@@ -246,6 +255,17 @@ def build_tex(entry: dict[str, Any], out: Path, write_truth: bool) -> None:
     print(f"{entry['name']}: {pdf_pages(pdf)} pages")
 
 
+def rewrite_truth(entry: dict[str, Any], out: Path) -> None:
+    target = out / "docs" / f"{entry['name']}.pdf"
+    if not target.exists():
+        return
+    truth = latex_truth(entry, out / "src" / entry["name"], target)
+    if sample := entry.get("page_sample"):
+        truth = sampled_truth(truth, target, sample)
+    (TRUTH_DIR / f"{entry['name']}.json").write_text(json.dumps(truth, indent=1, ensure_ascii=False) + "\n")
+    print(f"{entry['name']}: truth rewritten")
+
+
 def copy_blob(repo: str, commit: str, path: str, dest: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(git(repo, "show", f"{commit}:{path}"))
@@ -274,6 +294,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--only", nargs="*", help="names of the manifest's entries to rebuild")
     parser.add_argument("--truth", action="store_true", help="rewrite the LaTeX documents' truth files")
+    parser.add_argument(
+        "--truth-only", action="store_true", help="rewrite the LaTeX truth from the sources already built"
+    )
     args = parser.parse_args()
     manifest = json.loads(MANIFEST.read_text())
     (args.out / "docs").mkdir(parents=True, exist_ok=True)
@@ -282,7 +305,9 @@ def main() -> None:
         if args.only and entry["name"] not in args.only:
             continue
         try:
-            if entry["kind"] in ("paper", "manual"):
+            if entry["kind"] in ("paper", "manual") and args.truth_only:
+                rewrite_truth(entry, args.out)
+            elif entry["kind"] in ("paper", "manual"):
                 build_tex(entry, args.out, args.truth)
             else:
                 build_copy(entry, args.out)

@@ -1,7 +1,7 @@
 """Structure on real documents: pdf-airlock's ``pdf_markdown`` and ``pdf_tables`` beside their
-peers, in one run, on the dev set of ``bench/devset_build.py``.
+peers, in one run, on the dev set of ``bench/corpora/devset_build.py``.
 
-    python bench/structure_score.py [--devset /work/corpus/devset] [--peers-python PY]
+    python -m bench.quality.structure_score [--devset /work/corpus/devset] [--peers-python PY]
                                     [--systems pdf-airlock,pymupdf4llm,...] [--kinds paper,manual,...]
                                     [--split all|dev|held-out] [--only NAME ...]
                                     [--report docs/structure-devset.md] [--no-write]
@@ -26,7 +26,8 @@ Scores, per document and summed by kind, dev and held-out apart:
   sample's own tests, and tests written from the truth of the other documents; run in the peers'
   interpreter, which has those two libraries;
 * list recall (truth items found as list items), phantom tables (pipe or HTML tables beyond the
-  truth's), rotated-stamp leaks (Markdown lines that mix the arXiv margin stamp's words with
+  truth's, on papers and public documents: manuals draw tables with macros the source reading
+  cannot count), rotated-stamp leaks (Markdown lines that mix the arXiv margin stamp's words with
   body words), seconds per page;
 * ICDAR 2013: cell adjacency relations (each non-empty cell with its nearest non-empty neighbour
   to the right and below, contents compared without whitespace), precision, recall and F1
@@ -66,14 +67,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEVSET = Path("/work/corpus/devset")
-TRUTH_DIR = ROOT / "bench" / "devset" / "truth"
+TRUTH_DIR = ROOT / "bench" / "quality" / "devset" / "truth"
 PEERS_PYTHON = Path("/work/peers/venv/bin/python")
 REPORT = ROOT / "docs" / "structure-devset.md"
 MARKER = "STRUCTURE-QUALITY"
 MAX_CHARS = 2_000_000
-SPLIT_SEED = "pdf-airlock-devset-1"  # the same seed as bench/devset_build.py
+SPLIT_SEED = "pdf-airlock-devset-236"  # the same seed as bench/corpora/devset_build.py
 HELD_OUT_BUCKETS = 3
 PEER_SECONDS = 3600
 QUICK_RATIO_WORDS = 60_000
@@ -91,6 +92,8 @@ NUMBERING_RE = re.compile(
     r"^(?:(?:appendix|chapter|part|section)\s+)?(?:[0-9]+(?:\.[0-9]+)*|[ivxlc]+|[a-z](?:[0-9]+)?(?:\.[0-9]+)*"
     r"|[ivxlc]+\s*[a-z][0-9]*)\s+"
 )
+LEADIN_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*(.+?)\*\*|__(.+?)__)")
+FUZZY_HEADING = 0.9  # difflib ratio at which a heading differs from the truth's by a symbol or two
 NOISE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)|<[^>]{1,200}>|^\s*\|?[\s:|-]+\|[\s:|-]*$", re.M)
 
 
@@ -188,6 +191,7 @@ class Parsed:
     items: list[str] = field(default_factory=list)
     tables: int = 0
     lines: list[str] = field(default_factory=list)
+    leadins: list[str] = field(default_factory=list)  # bold text opening a paragraph line
 
 
 def parse(markdown: str) -> Parsed:
@@ -214,6 +218,8 @@ def parse(markdown: str) -> Parsed:
             current = len(out.items) - 1
         elif not line.strip() or is_row:
             current = -1
+        if leadin := LEADIN_RE.match(line):
+            out.leadins.append(norm(leadin.group(1) or leadin.group(2)))
         elif current >= 0:
             out.items[current] = f"{out.items[current]} {norm(line)}".strip()
     return out
@@ -223,26 +229,47 @@ def strip_numbering(text: str) -> str:
     return NUMBERING_RE.sub("", text, count=1)
 
 
-def match_headings(truth: list[tuple[str, int]], parsed: Parsed) -> dict[int, int]:
-    """Truth index -> found index of each matched heading, in document order."""
+def match_headings(truth: list[tuple[str, int]], parsed: Parsed, runin: Iterable[str] = ()) -> dict[int, int]:
+    """Truth index -> found index of each matched heading. Found indexes count the Markdown's
+    headings, then its bold lead-ins, which may match only the truth's run-in headings
+    (``\\paragraph``): a run-in heading is found as a heading line or as a bold lead-in. An exact
+    pass (numbering set aside, a title wrapped over two heading lines joined), then a close one."""
+    keys = [strip_numbering(norm(text)) for text, _ in truth]
+    runin_keys = {strip_numbering(norm(text)) for text in runin}
     wanted: dict[str, list[int]] = defaultdict(list)
-    for index, (text, _) in enumerate(truth):
-        wanted[strip_numbering(norm(text))].append(index)
-    found = list(zip(parsed.headings, range(len(parsed.headings)), strict=True))
+    for index, key in enumerate(keys):
+        wanted[key].append(index)
+    count = len(parsed.headings)
+    found = list(zip(parsed.headings, range(count), strict=True))
     joined = [(f"{a} {b}", i) for (a, i), (b, _) in itertools.pairwise(found)]
+    leadins = [(text, count + i) for i, text in enumerate(parsed.leadins)]
     pairs: dict[int, int] = {}
-    for text, index in [*found, *joined]:
+    used: set[int] = set()
+    for text, index in [*found, *joined, *leadins]:
+        if index in used:
+            continue
         for key in (text, strip_numbering(text), strip_numbering(strip_numbering(text))):
             free = [t for t in wanted.get(key, []) if t not in pairs]
-            if key and free:
+            if key and free and (index < count or key in runin_keys):
                 pairs[free[0]] = index
+                used.add(index)
+                break
+    for t, key in enumerate(keys):
+        if t in pairs or not key:
+            continue
+        for text, index in [*found, *leadins]:
+            if index in used or (index >= count and key not in runin_keys):
+                continue
+            if difflib.SequenceMatcher(None, key, strip_numbering(text)).ratio() >= FUZZY_HEADING:
+                pairs[t] = index
+                used.add(index)
                 break
     return pairs
 
 
 def level_steps(truth: list[tuple[str, int]], parsed: Parsed, pairs: dict[int, int]) -> tuple[int, int]:
     """(agreeing, all) steps between consecutive matched headings (deeper / same / shallower)."""
-    ordered = [(truth[t][1], parsed.levels[f]) for t, f in sorted(pairs.items())]
+    ordered = [(truth[t][1], parsed.levels[f]) for t, f in sorted(pairs.items()) if f < len(parsed.levels)]
     steps = [
         ((b[0] > a[0]) - (b[0] < a[0]), (b[1] > a[1]) - (b[1] < a[1])) for a, b in itertools.pairwise(ordered)
     ]
@@ -305,16 +332,24 @@ def olm_normalize(text: str) -> str:
 def grids(content: str) -> list[list[list[str]]]:
     """Pipe tables and HTML tables as grids of cell texts (spans repeated over the cells they cover)."""
     found: list[list[list[str]]] = []
-    rows: list[list[str]] = []
+    block: list[str] = []
+    # as olmOCR-bench's parse_markdown_tables: consecutive lines holding a pipe, two at least
     for line in [*content.splitlines(), ""]:
-        stripped = line.strip()
-        if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", stripped[1:-1])]
-            if not all(re.fullmatch(r":?-{1,}:?|", c) for c in cells):
+        if "|" in line:
+            block.append(line)
+            continue
+        rows = []
+        for raw in block if len(block) >= 2 else []:
+            if raw.strip() and all(c in "- :|" for c in raw):
+                continue
+            cells = [cell.strip() for cell in raw.split("|")]
+            cells = cells[1:] if cells and not cells[0] else cells
+            cells = cells[:-1] if cells and not cells[-1] else cells
+            if cells:
                 rows.append(cells)
-        elif rows:
+        if rows:
             found.append(rows)
-            rows = []
+        block = []
     for table in re.findall(r"<table\b.*?</table>", content, re.S | re.I):
         grid: list[list[str]] = []
         pending: dict[tuple[int, int], str] = {}
@@ -528,7 +563,10 @@ def run_peer(python: Path, name: str, warmup: str, specs: list[str]) -> Outputs:
             answer = json.loads(line)
             if answer["error"]:
                 sys.stderr.write(f"{name} {answer['file']}: {answer['error']}\n")
-            got[answer["file"]] = None if answer["answer"] is None else (answer["answer"], answer["seconds"])
+            value = answer["answer"]
+            if isinstance(value, str):  # a peer's text may hold lone surrogates: no file takes them
+                value = value.encode("utf-8", "replace").decode("utf-8")
+            got[answer["file"]] = None if value is None else (value, answer["seconds"])
     return {spec: got.get(spec) for spec in specs}
 
 
@@ -609,10 +647,11 @@ def score_markdown(doc: Doc, markdown: str, seconds: float) -> Score:
     score = Score({"pages": doc.pages, "seconds": seconds, "docs": 1})
     if "headings" in truth:
         want = [(text, int(level)) for text, level in truth["headings"]]
-        pairs = match_headings(want, parsed)
+        pairs = match_headings(want, parsed, truth.get("runin", []))
         agree, steps = level_steps(want, parsed, pairs)
+        leadins = sum(f >= len(parsed.headings) for f in pairs.values())
         score.counts |= {
-            "h_truth": len(want), "h_found": len(parsed.headings), "h_match": len(pairs),
+            "h_truth": len(want), "h_found": len(parsed.headings) + leadins, "h_match": len(pairs),
             "lv_ok": agree, "lv_n": steps,
         }  # fmt: skip
         score.misses += [
@@ -631,7 +670,7 @@ def score_markdown(doc: Doc, markdown: str, seconds: float) -> Score:
             head = " ".join(norm(text).split()[:ITEM_WORDS])
             found += any(head in item for item in parsed.items)
         score.counts |= {"l_truth": len(truth["list_items"]), "l_match": found}
-    if "tables" in truth and doc.kind != "icdar":
+    if "tables" in truth and doc.kind in ("paper", "public"):  # manuals draw tables with macros too
         score.counts["phantom"] = max(0, parsed.tables - len(truth["tables"]))
     if truth.get("stamp"):
         score.counts |= {"stamp_docs": 1, "stamp_leak_lines": stamp_leaks(parsed, truth["stamp"])}
@@ -687,8 +726,26 @@ def score_tables(doc: Doc, tables: list[dict[str, Any]], seconds: float) -> Scor
 # -- the run ---------------------------------------------------------------------------------
 
 
+def saved_outputs(out: Path, system: str, docs: list[Doc], specs: list[str]) -> Outputs:
+    """A system's answers as a previous run saved them (``--rescore``)."""
+    times = (
+        json.loads((out / system / "seconds.json").read_text())
+        if (out / system / "seconds.json").exists()
+        else {}
+    )
+    got: Outputs = {}
+    for doc, spec in zip(docs, specs, strict=True):
+        safe = doc.name.replace("/", "_")
+        answer = out / system / (f"{safe}.json" if doc.kind == "icdar" else f"{safe}.md")
+        if doc.name in times:
+            text = answer.read_text() if answer.exists() else None
+            value = json.loads(text) if text is not None and doc.kind == "icdar" else text
+            got[spec] = None if times[doc.name] is None or value is None else (value, times[doc.name])
+    return got
+
+
 def run_systems(
-    docs: list[Doc], systems: list[str], python: Path, out: Path
+    docs: list[Doc], systems: list[str], python: Path, out: Path, rescore: bool = False
 ) -> dict[str, dict[str, Score | None]]:
     md_docs = [d for d in docs if d.kind != "icdar"]
     table_docs = [d for d in docs if d.kind == "icdar"]
@@ -698,7 +755,9 @@ def run_systems(
     results: dict[str, dict[str, Score | None]] = {}
     for system in systems:
         outputs: Outputs = {}
-        if system == "pdf-airlock":
+        if rescore:
+            outputs = saved_outputs(out, system, [*md_docs, *table_docs], md_specs + table_specs)
+        elif system == "pdf-airlock":
             outputs = run_airlock(warmup, md_specs + table_specs)
         elif system in PEERS:
             outputs = run_peer(python, system, warmup, md_specs)
@@ -710,11 +769,13 @@ def run_systems(
             outputs = run_floor(warmup, md_specs)
         scores: dict[str, Score | None] = {}
         (out / system).mkdir(parents=True, exist_ok=True)
+        seconds: dict[str, float | None] = {}
         for doc, spec in [*zip(md_docs, md_specs, strict=True), *zip(table_docs, table_specs, strict=True)]:
             if spec not in outputs:
                 continue
             answer = outputs[spec]
             safe = doc.name.replace("/", "_")
+            seconds[doc.name] = None if answer is None else answer[1]
             if answer is None:
                 scores[doc.name] = None
                 continue
@@ -724,6 +785,10 @@ def run_systems(
             else:
                 (out / system / f"{safe}.md").write_text(answer[0])
                 scores[doc.name] = score_markdown(doc, answer[0], answer[1])
+        if not rescore:
+            saved = out / system / "seconds.json"
+            previous = json.loads(saved.read_text()) if saved.exists() else {}
+            saved.write_text(json.dumps(previous | seconds, indent=0))
         units = [
             (doc.name, test)
             for doc, spec in zip(md_docs, md_specs, strict=True)
@@ -832,7 +897,7 @@ TABLE_HEAD = ["| system | adjacency P / R / F1 | ms per table page |", "|---|---
 def summary(
     results: dict[str, dict[str, Score | None]], docs: list[Doc], argv: list[str], report: Path, python: Path
 ) -> str:
-    command = " ".join(["python bench/structure_score.py", *argv])
+    command = " ".join(["python -m bench.quality.structure_score", *argv])
     machine = (
         f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.2f} at the end"
@@ -845,9 +910,9 @@ def summary(
     lines = [
         "## Structure on real documents (`pdf_markdown`, `pdf_tables`)", "",
         f"Generated by `{command}` on {machine}; peers: {peer_versions(python)}.",
-        "Dev set (`bench/devset_build.py`, truth in `bench/devset/truth/`): documents dev + held-out: "
-        f"{kinds}. Per document: `{shown}`. The measures "
-        "are described in `bench/structure_score.py`; pdf-airlock over MCP stdio, sandboxed, cache off; "
+        "Dev set (`bench/corpora/devset_build.py`, truth in `bench/quality/devset/truth/`): "
+        f"documents dev + held-out: {kinds}. Per document: `{shown}`. The measures are described "
+        "in `bench/quality/structure_score.py`; pdf-airlock over MCP stdio, sandboxed, cache off; "
         "the peers in their own processes, each after a warm-up document; time per page includes each "
         "system's own start of a document, not its start-up.",
     ]  # fmt: skip
@@ -864,10 +929,15 @@ def summary(
 
 
 def per_document(results: dict[str, dict[str, Score | None]], docs: list[Doc]) -> str:
+    """Per-document figures and misses of the dev documents only: the held-out ones are seen in
+    the summary's sums alone, so that work on the engine never aims at them."""
+    docs = [doc for doc in docs if doc.split == "dev"]
     lines = [
         "# Structure dev set: per document",
         "",
-        "Written by `bench/structure_score.py` (figures of its last run; see docs/performance.md).",
+        "Written by `bench/quality/structure_score.py` (figures of its last run; the sums, held-out ones "
+        "included, are in docs/performance.md). Dev documents only: the held-out documents are "
+        "never shown one by one.",
         "",
     ]
     systems = [s for s in results if s in MD_SYSTEMS]
@@ -948,7 +1018,7 @@ def peer_versions(python: Path) -> str:
 
 
 def write_block(doc: Path, text: str) -> None:
-    """Our block in ``doc`` (``bench.report.write_block``)."""
+    """Our block in ``doc`` by ``bench.report.write_block`` (a first run appends its markers)."""
     from bench.report import write_block as write
 
     write(doc, MARKER, text)
@@ -964,6 +1034,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="documents by name (prefix match)")
     parser.add_argument("--report", type=Path, default=REPORT)
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
+    parser.add_argument("--rescore", action="store_true", help="score the answers a previous run saved")
     parser.add_argument("--peer", help=argparse.SUPPRESS)
     parser.add_argument("--warmup", help=argparse.SUPPRESS)
     parser.add_argument("--check-tests", type=Path, help=argparse.SUPPRESS)
@@ -981,9 +1052,9 @@ def main() -> None:
     if args.only:
         docs = [d for d in docs if any(d.name.startswith(prefix) for prefix in args.only)]
     if not docs:
-        raise SystemExit(f"no documents under {args.devset}: run bench/devset_build.py first")
+        raise SystemExit(f"no documents under {args.devset}: run python -m bench.corpora.devset_build first")
     systems = [s for s in args.systems.split(",") if s]
-    results = run_systems(docs, systems, args.peers_python, args.devset / "out")
+    results = run_systems(docs, systems, args.peers_python, args.devset / "out", args.rescore)
     text = summary(results, docs, sys.argv[1:], args.report, args.peers_python)
     print(text)
     if not args.no_write:

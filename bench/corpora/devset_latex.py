@@ -1,9 +1,9 @@
 """Truth of a LaTeX document read from its source: headings with levels, body text in source
 order, list items, tables, and the paragraphs the unit tests quote.
 
-    python bench/devset_latex.py MAIN.tex [--cls acmart]   # prints the truth as JSON
+    python -m bench.corpora.devset_latex MAIN.tex [--cls acmart]   # prints the truth as JSON
 
-Used by ``bench/devset_build.py`` on the sources it compiles. The reading is deliberately plain
+Used by ``bench/corpora/devset_build.py`` on the sources it compiles. The reading is deliberately plain
 (no TeX engine): ``\\input``/``\\include`` inlined, comments dropped, argument-free user macros
 expanded, maths, figures' drawings, algorithms and citations removed, the remaining markup
 stripped to its visible words. What it cannot know (numbers TeX generates, text drawn inside
@@ -31,6 +31,10 @@ ABSTRACT_HEADING = {
     "article": "Abstract",
 }
 REFERENCES_HEADING = "References"
+# heading commands a class sets into the first line of their paragraph ("Lower Level. Text...")
+RUNIN_COMMANDS = {"llncs": ("subsubsection", "paragraph", "subparagraph"),
+                  "IEEEtran": ("subsubsection", "paragraph", "subparagraph")}  # fmt: skip
+RUNIN_DEFAULT = ("paragraph", "subparagraph")
 DROP_ENVIRONMENTS = (
     "equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*", "eqnarray",
     "eqnarray*", "displaymath", "math", "tikzpicture", "picture", "algorithm", "algorithmic", "algorithm2e",
@@ -74,6 +78,7 @@ DROP_ARGUMENT = (
     "alignauthor", "additionalauthors", "conferenceinfo", "CopyrightYear", "crdata", "category",
     "terms", "copyrightnotice", "pdfinfo", "DeclareRobustCommand", "ifdefined", "else", "relax",
 )  # fmt: skip
+MARK = "\u2063"  # stands where the printed text and the source differ
 ACCENTS = {
     "'": "\u0301",
     "`": "\u0300",
@@ -86,7 +91,7 @@ ACCENTS = {
 LITERALS = {
     r"\%": "%", r"\&": "&", r"\_": "_", r"\#": "#", r"\$": "$", r"\{": "{", r"\}": "}",
     "---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", r"\ldots": "\u2026",
-    r"\dots": "\u2026", r"\LaTeXe": "LaTeX2e", r"\LaTeX": "LaTeX", r"\TeX": "TeX", r"\eg": "e.g.",
+    r"\dots": "\u2026", r"\LaTeXe": "LATEX 2\u03b5", r"\LaTeX": "LATEX", r"\TeX": "TEX", r"\eg": "e.g.",
     r"\ie": "i.e.", r"\etal": "et al.", r"\ss": "\u00df", r"\o": "\u00f8", r"\aa": "\u00e5",
     r"\ae": "\u00e6", r"\textbackslash": "\\", r"\textasciitilde": "~", r"\copyright": "\u00a9",
     r"\textregistered": "\u00ae", r"\texttrademark": "\u2122",
@@ -101,6 +106,7 @@ class Truth:
     list_items: list[tuple[str, int]] = field(default_factory=list)
     tables: list[list[list[str]]] = field(default_factory=list)
     runin: list[str] = field(default_factory=list)  # \paragraph headings (run into their paragraph)
+    quotable: list[list[str]] = field(default_factory=list)  # each body paragraph's gap-free stretches
 
 
 # -- source handling ------------------------------------------------------------------------------
@@ -168,6 +174,22 @@ def argument(text: str, name: str) -> str | None:
     return balanced(text, i)[0] if i < len(text) and text[i] == "{" else None
 
 
+def verbatim(text: str) -> str:
+    """Short-verb text (``|\\cmd|``) as markup whose visible words are the text itself."""
+    escaped = text.replace("\\", "\\textbackslash ").replace("{", "\\{").replace("}", "\\}")
+    return f" {MARK} {escaped} {MARK} "
+
+
+def drop_command(text: str, name: str) -> str:
+    """``text`` without every ``\\name{...}`` (its argument too, braces balanced)."""
+    while match := re.search(rf"\\{name}(?![A-Za-z])\s*", text):
+        stop = match.end()
+        if stop < len(text) and text[stop] == "{":
+            stop = balanced(text, stop)[1]
+        text = text[: match.start()] + " " + text[stop:]
+    return text
+
+
 def user_macros(text: str) -> dict[str, str]:
     """Argument-free ``\\newcommand``/``\\def`` macros: name -> body."""
     macros: dict[str, str] = {}
@@ -225,11 +247,11 @@ def captions(text: str) -> list[str]:
     return found
 
 
-def remove_math(text: str) -> str:
-    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
-    text = re.sub(r"(?<!\\)\$.*?(?<!\\)\$", " ", text, flags=re.S)
-    text = re.sub(r"\\\(.*?\\\)", " ", text, flags=re.S)
-    return re.sub(r"\\\[.*?\\\]", " ", text, flags=re.S)
+def remove_math(text: str, mark: str = " ") -> str:
+    text = re.sub(r"\$\$.*?\$\$", mark, text, flags=re.S)
+    text = re.sub(r"(?<!\\)\$.*?(?<!\\)\$", mark, text, flags=re.S)
+    text = re.sub(r"\\\(.*?\\\)", mark, text, flags=re.S)
+    return re.sub(r"\\\[.*?\\\]", mark, text, flags=re.S)
 
 
 def accents(text: str) -> str:
@@ -240,9 +262,28 @@ def accents(text: str) -> str:
     return re.sub(r"\\(c)\s*\{([A-Za-z])\}", accent, text)
 
 
-def detex(text: str) -> str:
+def mark_gaps(text: str) -> str:
+    """``MARK`` where the printed text holds what the source does not say (maths, citation and
+    reference numbers) or moves elsewhere (footnotes, floated captions): quotes avoid them."""
+    text = remove_math(text, f" {MARK} ")
+    text = re.sub(
+        r"(\\(?:cite[a-z]*|ref|eqref|autoref|cref|Cref|pageref)\*?)(?![A-Za-z])", f" {MARK} \\1", text
+    )
+    # manuals' markup of command names and arguments prints what the source does not say (\\, ⟨⟩)
+    text = re.sub(
+        r"\\(?:cs|meta|marg|oarg|parg|cmd|cmdx|csn|m|arg)\s*\{[^{}]*\}",
+        lambda m: f" {MARK} {m.group(0)} {MARK} ",
+        text,
+    )
+    while match := re.search(r"\\(footnote|caption)(?![A-Za-z])\s*(\[[^\]]*\])?\s*\{", text):
+        inner, stop = balanced(text, match.end() - 1)
+        text = f"{text[: match.start()]} {MARK} {inner} {MARK} {text[stop:]}"
+    return text
+
+
+def detex(text: str, keep_marks: bool = False) -> str:
     """Visible words of a fragment of LaTeX (no environments with structure left in it)."""
-    text = remove_math(text)
+    text = remove_math(text) if keep_marks else remove_math(text).replace(MARK, " ")
     text = accents(text)
     for literal, value in LITERALS.items():
         text = text.replace(literal, value)
@@ -332,19 +373,28 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
     cls = (
         cls or (re.search(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}", source) or [None, "article"])[1]
     )
-    macros = user_macros(source)
     begin = source.find("\\begin{document}")
+    # the preamble's macros only (a manual's examples redefine \\section in verbatim), and never
+    # the commands whose structure the reading keys on
+    macros = {
+        name: value
+        for name, value in user_macros(source[: max(begin, 0)]).items()
+        if name not in HEADING_COMMANDS and name not in KEEP_ARGUMENT and name not in ("maketitle", "item")
+    }
     end = source.rfind("\\end{document}")
     preamble, body = (
         source[: max(begin, 0)],
         source[begin + len("\\begin{document}") : end if end > 0 else None],
     )
-    title_tex = argument(body, "title") or argument(preamble, "title") or ""
+    title_tex = drop_command(argument(body, "title") or argument(preamble, "title") or "", "thanks")
     body = re.sub(r"\\title\s*(\[[^\]]*\])?\s*\{", r"\\DROPPEDTITLE{", body)
     body = expand_macros(body, macros)
+    if "\\MakeShortVerb" in source or cls in ("ltxguide", "ltxdoc"):
+        body = re.sub(r"(?<![\\{])\|([^|\n]{1,80})\|", lambda m: verbatim(m.group(1)), body)
     body = remove_environments(body, DROP_ENVIRONMENTS)
     body = re.sub(r"\\DROPPEDTITLE\s*\{", "\\\\author{", body)
-    truth = Truth(title=detex(expand_macros(title_tex, macros)))
+    # LaTeX News prints its masthead from the class, not from a \\title
+    truth = Truth(title="LATEX News" if cls == "ltnews" else detex(expand_macros(title_tex, macros)))
     if truth.title:
         truth.headings.append((truth.title, 1))
         truth.paragraphs.append(truth.title)
@@ -353,6 +403,7 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
     levels = level_map(body)
     heading = re.compile(
         r"\\(" + "|".join(HEADING_COMMANDS) + r")(\*?)\s*(?:\[[^\]]*\])?\s*\{|\\begin\s*\{(abstract|acks)\}|"
+        r"\\(tableofcontents)(?![A-Za-z])|"
         r"\\par(?![A-Za-z])|\n\s*\n"
     )
     pos, pending = 0, []
@@ -364,16 +415,18 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
         if match.group(1):
             text, pos = balanced(body, match.end() - 1)
             flush(truth, pending)
-            name = detex(text)
+            name = detex(drop_command(drop_command(text, "footnote"), "thanks"))
             if name:
-                if match.group(1) in ("paragraph", "subparagraph"):
+                if match.group(1) in RUNIN_COMMANDS.get(str(cls), RUNIN_DEFAULT):
                     truth.runin.append(name)
                 truth.headings.append((name, levels.get(match.group(1), 2)))
                 truth.paragraphs.append(name)
-        elif match.group(3):
+        elif match.group(3) or match.group(4):
             pos = match.end()
             flush(truth, pending)
-            name = "Acknowledgments" if match.group(3) == "acks" else (abstract_title or "")
+            name = {"acks": "Acknowledgments", "abstract": abstract_title or ""}.get(
+                match.group(3), "Contents"
+            )
             if name:
                 truth.headings.append((name, 2))
                 truth.paragraphs.append(name)
@@ -385,8 +438,9 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
     if bbl is not None and bbl.is_file():
         entries = re.split(r"\\bibitem", strip_comments(bbl.read_text(errors="replace")))[1:]
         if entries:
-            truth.headings.append((REFERENCES_HEADING, 2))
-            truth.paragraphs.append(REFERENCES_HEADING)
+            if not any(h.lower() in ("references", "bibliography") for h, _ in truth.headings):
+                truth.headings.append((REFERENCES_HEADING, 2))
+                truth.paragraphs.append(REFERENCES_HEADING)
             for raw in entries:
                 entry = re.sub(r"^\s*(\[[^\]]*\])?\s*\{[^}]*\}", " ", raw)
                 entry = re.sub(r"\\end\s*\{thebibliography\}.*", " ", entry, flags=re.S)
@@ -396,10 +450,14 @@ def read(main: Path, cls: str | None = None, bbl: Path | None = None) -> Truth:
 
 
 def flush(truth: Truth, pending: list[str]) -> None:
-    text = detex("".join(pending))
+    raw = "".join(pending)
     pending.clear()
-    if text:
+    if text := detex(raw):
         truth.paragraphs.append(text)
+        # a table's cells are no sentences, and a float may be set pages away: no quotes from them
+        floating = re.search(r"\\begin\s*\{(?:table|tabular|figure)|(?<!\\)&", raw)
+        marked = "" if floating else detex(mark_gaps(raw), keep_marks=True)
+        truth.quotable.append([" ".join(part.split()) for part in marked.split(MARK) if part.strip()])
 
 
 def main() -> None:
