@@ -124,7 +124,7 @@ def numeric(text: str) -> bool:
 def pieces_of(lines: Sequence[TextLine], indices: Iterable[int]) -> list[Piece]:
     """The pieces of the lines at ``indices``: each line whole, but a line of two or more numbers
     a wide space apart (a row of figures set tighter than the line finder's gap) cut between
-    them."""
+    them (not before a "±", the error of the figure before it)."""
     found: list[Piece] = []
     for index in indices:
         line = lines[index]
@@ -137,7 +137,8 @@ def pieces_of(lines: Sequence[TextLine], indices: Iterable[int]) -> list[Piece]:
             if at < len(words):
                 gap = line.words[at][0] - line.words[at - 1][1]
                 wide = gap >= _NUMBER_GAP_EMS * max(line.size, 1.0)
-                if not (wide and numeric(words[at - 1]) and numeric(words[at])):
+                apart = numeric(words[at - 1]) and numeric(words[at]) and not words[at].startswith("\u00b1")
+                if not (wide and apart):
                     continue
             x0 = line.x0 if start == 0 else line.words[start][0]
             x1 = line.x1 if at == len(words) else line.words[at - 1][1]

@@ -8,8 +8,10 @@ A grid is refused when it is:
   columns of a page, a list of references); one such column at the grid's edge beside the
   others is the page's text next to a table (``prose_edge`` names it, the caller drops it);
 * a list: a first column of list markers (a hanging indent), or a column of line numbers
-  beside runs of text (a listing, a margin's numbers);
+  ("12", "12:") beside runs of text (a listing, an algorithm, a margin's numbers);
 * mathematics: a last column of equation numbers, "(12)";
+* a paper's authors: a row of e-mail addresses side by side;
+* a form (``form``, asked of ruled grids too): fields' labels ending in a colon and few figures;
 * scattered: mostly empty cells or many columns over a few rows (a figure's labels), cells of
   prose (many words, sentences), text the fonts do not map;
 * unaligned: a column (but the first, indented by level) whose pieces share no edge (neither
@@ -25,9 +27,9 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from pdf_airlock.worker.pdf.tablegrid import Piece, Table, TextRow
+from pdf_airlock.worker.pdf.tablegrid import Piece, Table, TextRow, numeric
 
-__all__ = ["garbled", "prose_edge", "refused"]
+__all__ = ["form", "garbled", "prose_column", "prose_edge", "refused"]
 
 _SNAP: Final = 3.0
 _MAX_WORDS_PER_CELL: Final = 12.0  # more, on average, and the "cells" are prose
@@ -51,6 +53,9 @@ _ALIGNED_SHARE: Final = 0.5  # of a column's pieces sharing one edge
 _ALIGNED_PIECES: Final = 4  # a column of fewer pieces is not asked
 _UNMAPPED: Final = re.compile(r"[\x00-\x08\x0b-\x1f\ufffd]")
 _SENTENCE_END: Final = re.compile(r"[.!?]\W*$")
+_FORM_LABELS: Final = 3  # cells ending in a colon, for a grid of text to be a form
+_FORM_FIGURES: Final = 0.2  # a form has fewer figures than this share of its cells (line numbers aside)
+_EMAIL: Final = re.compile(r"\S@\S+\.\w")
 _EQUATION: Final = re.compile(r"^\(\d{1,4}[a-z]?\)$")
 _MARKER: Final = re.compile(
     r"^([\u2022\u25e6\u25aa\u25cf\u25cb\u25a0\u25a1\u2013\u2014*\u00b7-]|\(?\d{1,3}[.)]|\(?[a-z][.)]"
@@ -75,6 +80,12 @@ def _prose(rows: Sequence[TextRow], x0: float, x1: float) -> bool:
     widest = max(width for width, _ in lines)
     full = [width for width, length in lines if width >= _FULL * widest and length >= _PROSE_CHARS]
     return len(full) >= _PROSE_SHARE * len(lines)
+
+
+def prose_column(rows: Sequence[TextRow]) -> bool:
+    """Whether text rows of one column read as prose (long lines that fill it)."""
+    pieces = [p for row in rows for p in row.pieces]
+    return bool(pieces) and _prose(rows, min(p.x0 for p in pieces), max(p.x1 for p in pieces))
 
 
 def prose_edge(rows: Sequence[TextRow], table: Table) -> int | None:
@@ -139,7 +150,7 @@ def _numbered_lines(rows: list[list[str]]) -> bool:
 def _numbers(column: tuple[str, ...]) -> bool:
     """Mostly line numbers: cells of digits and letters only, mostly digits (a margin's "31 S32"
     too; not amounts such as "1,534.92")."""
-    cells = [cell.replace(" ", "") for cell in column if cell]
+    cells = [cell.replace(" ", "").rstrip(":.") for cell in column if cell]
     digits = sum(
         1 for cell in cells if cell.isalnum() and sum(ch.isdigit() for ch in cell) >= _DIGIT_SHARE * len(cell)
     )
@@ -179,6 +190,22 @@ def _markers(rows: list[list[str]]) -> bool:
     return bool(first) and sum(1 for cell in first if _MARKER.match(cell)) >= _MARKER_SHARE * len(first)
 
 
+def _authors(rows: list[list[str]]) -> bool:
+    """A row of e-mail addresses in every cell: the authors' names and addresses of a paper."""
+    return any(
+        len(cells) > 1 and all(_EMAIL.search(cell) for cell in cells)
+        for cells in ([cell for cell in row if cell] for row in rows)
+    )
+
+
+def form(table: Table) -> bool:
+    """A form to fill in, not a table: fields' labels ("name:") and few figures but line numbers."""
+    cells = [cell for row in table.rows for cell in row[1:] if cell]
+    labels = sum(1 for cell in cells if cell.rstrip().endswith(":"))
+    figures = sum(1 for cell in cells if numeric(cell))
+    return labels >= _FORM_LABELS and figures < _FORM_FIGURES * len(cells)
+
+
 def refused(table: Table, rows: Sequence[TextRow]) -> bool:
     """Whether the grid only looks like a table (the module's list)."""
     cells = [cell for row in table.rows for cell in row if cell]
@@ -190,6 +217,8 @@ def refused(table: Table, rows: Sequence[TextRow]) -> bool:
         or (table.columns <= _NUMBERED_MAX_COLUMNS and _numbered_lines(table.rows))
         or _equations(table.rows)
         or _markers(table.rows)
+        or _authors(table.rows)
+        or form(table)
         or _prose_columns(rows, table)
         or _unaligned(rows, table)
     )

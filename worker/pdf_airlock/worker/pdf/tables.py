@@ -23,6 +23,8 @@ is bounded by the graphics cap (``graphics.MAX_GRAPHIC_OBJECTS``) and ``MAX_EDGE
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from typing import Any, Final
 
@@ -32,7 +34,7 @@ from pdf_airlock.worker.pdf.headings import numbering
 from pdf_airlock.worker.pdf.layoutlines import PageLines, VerticalRules, pdfium_page_lines
 from pdf_airlock.worker.pdf.tablealign import Candidate, candidates
 from pdf_airlock.worker.pdf.tablegrid import Piece, Table, TextRow, boundaries, build, pieces_of, text_rows
-from pdf_airlock.worker.pdf.tableguard import garbled, prose_edge, refused
+from pdf_airlock.worker.pdf.tableguard import form, garbled, prose_column, prose_edge, refused
 from pdf_airlock.worker.pdf.visibility import DocumentFacts
 
 __all__ = ["MAX_EDGE_PAIRS", "Table", "find_tables", "read_page"]
@@ -57,7 +59,12 @@ _NUMBERED_MAX_COLUMNS: Final = 3
 _NUMBERED_TEXT_WORDS: Final = 3.0
 _GARBLED_SHARE: Final = 0.3
 _DRAWING_MARKS: Final = 2  # curves or slanted lines among a table's cells: a figure
-_RULED_MIN_FILLED: Final = 0.1
+_RULED_MIN_FILLED: Final = 0.4
+_STACK_GAP: Final = 24.0  # points between two grids of the same columns that are one table
+_BESIDE_COLUMNS: Final = 2.0  # labels beside a grid are at most this many of its columns' width away
+_BESIDE_POINTS: Final = 100.0  # or this far
+_TILED: Final = 0.9  # of a ruled grid's box its cells cover, or it is a drawing's boxes
+_RULED_HOLDING: Final = 0.25  # of a ruled grid's cells hold text, or it is a drawing's boxes
 _UNMAPPED: Final = re.compile(r"[\x00-\x08\x0b-\x1f\ufffd]")
 _NUMBER_AND_TITLE: Final = 2  # a section number and its title, a wide space apart
 _CAPTION: Final = re.compile(r"^(table|tab\.|figure|fig\.)\s*[\dIVXLC]+\b", re.IGNORECASE)
@@ -119,43 +126,135 @@ def _grid_cells(graphics: PageGraphics) -> list[list[tuple[float, float, float, 
     return [[tuple(cell) for cell in table] for table in cells_to_tables(cells)]  # type: ignore[misc]
 
 
-def _ruled_table(cells: list[tuple[float, float, float, float]], pieces: list[Piece]) -> Table | None:
+def _ruled_table(
+    cells: list[tuple[float, float, float, float]],
+    pieces: list[Piece],
+    others: list[tuple[float, float, float, float]],
+) -> Table | None:
     """The table a ruled grid draws: its columns where its cells' edges run and where whitespace
-    parts the text between them, its rows where its rules and the text's lines part them; the
-    text in its cells (by their centres), less a title or a note across the whole grid at its top
-    or foot."""
+    parts the text inside one of its cells on most rows, its rows where its rules and the
+    text's lines part them; the text in its cells (by their centres), and a column of labels
+    beside it (``_beside``), less a title or a note across the whole grid at its top or foot.
+    None for a drawing's boxes (few of its cells hold text)."""
     xs = _positions([x for cell in cells for x in (cell[0], cell[2])])
     ys = _positions([y for cell in cells for y in (cell[1], cell[3])])
-    if len(xs) < 2 or len(ys) < 2:
+    if len(xs) < 2 or len(ys) < 2:  # noqa: PLR2004
         return None
-    inside = [piece for piece in pieces if any(_holds(cell, piece) for cell in cells)]
-    rows = _trimmed(text_rows(inside))
-    split = [x for x in boundaries(rows) if any(_parts(cell, rows, x) for cell in cells)]
-    table = build(rows, xs[1:-1] + split, ys[1:-1], whitespace=False)
+    at: dict[tuple[int, int], list[Piece]] = {}  # the grid's slots, by the pieces' centres
+    for piece in pieces:
+        x, y = (piece.x0 + piece.x1) / 2, (piece.top + piece.bottom) / 2
+        if xs[0] <= x <= xs[-1] and ys[0] <= y <= ys[-1]:
+            slot = (bisect.bisect_left(xs, x) - 1, bisect.bisect_left(ys, y) - 1)
+            at.setdefault(slot, []).append(piece)
+    cell_of: dict[int, int] = {}  # a piece's cell, by the piece's id
+    for number, cell in enumerate(cells):
+        columns = range(_slot(xs, cell[0]), _slot(xs, cell[2]))
+        for r in range(_slot(ys, cell[1]), _slot(ys, cell[3])):
+            for c in columns:
+                cell_of.update((id(piece), number) for piece in at.get((c, r), []))
+    area = sum((cell[2] - cell[0]) * (cell[3] - cell[1]) for cell in cells)
+    if len(set(cell_of.values())) < _RULED_HOLDING * len(cells) or area < _TILED * (xs[-1] - xs[0]) * (
+        ys[-1] - ys[0]
+    ):
+        return None  # boxes and arrows of a drawing (not a grid of cells), a few of them labelled
+    inside = [piece for piece in pieces if id(piece) in cell_of]
+    free = [p for p in pieces if not any(_holds(box, p) for box in others)]
+    side = _beside(free, cell_of, xs, ys) if len(xs) > 2 and len(ys) > 2 else []  # noqa: PLR2004
+    rows = _trimmed(text_rows(inside + side))
+    split = [x for x in boundaries(rows) if _split(rows, cells, cell_of, x)]
+    outer = [
+        x
+        for x in (xs[0], xs[-1])
+        if any(p.x1 <= x + _SNAP and p.x0 < x - _SNAP for p in side)
+        or any(p.x0 >= x - _SNAP and p.x1 > x + _SNAP for p in side)
+    ]
+    table = build(rows, xs[1:-1] + outer + split, ys[1:-1], whitespace=False)
     if table is None:
         return None
-    table.x0, table.top, table.x1, table.bottom = xs[0], ys[0], xs[-1], ys[-1]
+    table.x0, table.top, table.x1, table.bottom = min(xs[0], table.x0), ys[0], max(xs[-1], table.x1), ys[-1]
     filled = [cell for row in table.rows for cell in row if cell]
     if len(filled) < max(2, _RULED_MIN_FILLED * len(table.rows) * table.columns) or garbled(filled):
         return None
+    if form(table):
+        return None
     return table
+
+
+def _beside(pieces: list[Piece], cell_of: dict[int, int], xs: list[float], ys: list[float]) -> list[Piece]:
+    """Columns of labels or figures beside a ruled grid, level with its rows and no rule round
+    them (a grid drawn round some columns alone): the pieces that end just left of it, and those
+    that start just right of it, within its height, two rows of them at least, not prose."""
+    width = (xs[-1] - xs[0]) / max(len(xs) - 1, 1)
+    reach = max(_BESIDE_COLUMNS * width, _BESIDE_POINTS)
+    level = [p for p in pieces if id(p) not in cell_of and ys[0] <= (p.top + p.bottom) / 2 <= ys[-1]]
+    found: list[Piece] = []
+    for side in (
+        [p for p in level if xs[0] - reach <= p.x1 <= xs[0] + _SNAP],
+        [p for p in level if xs[-1] - _SNAP <= p.x0 <= xs[-1] + reach],
+    ):
+        rows = text_rows(side)
+        if len(rows) >= 2 and not prose_column(rows):  # noqa: PLR2004
+            found += side
+    return found
+
+
+def _split(
+    rows: list[TextRow], cells: list[tuple[float, float, float, float]], cell_of: dict[int, int], x: float
+) -> bool:
+    """Whether whitespace at ``x`` parts two pieces inside one ruled cell on most of the text rows
+    with text in a cell there (two columns the grid draws no rule between)."""
+    straddled = spread = 0
+    for row in rows:
+        held = [(p, cell_of[id(p)]) for p in row.pieces if id(p) in cell_of]
+        spread += any(cells[c][0] < x < cells[c][2] for _, c in held)
+        straddled += any(a == b and p.x1 <= x <= q.x0 for (p, a), (q, b) in itertools.pairwise(held))
+    return straddled >= 2 and straddled >= spread / 2  # noqa: PLR2004
+
+
+def _stacked(
+    grids: list[list[tuple[float, float, float, float]]],
+) -> list[list[tuple[float, float, float, float]]]:
+    """Grids one under the other with the same columns, a short gap between them (a group's title
+    across the table, no rule down its sides), as one grid: the gap a cell across them."""
+    found: list[list[tuple[float, float, float, float]]] = []
+    for cells in sorted(grids, key=lambda cells: _box(cells)[1]):
+        if found:
+            above, below = _box(found[-1]), _box(cells)
+            upper, lower = _columns(found[-1]), _columns(cells)
+            same = len(upper) == len(lower) and all(
+                abs(a - b) <= _GRID_CLUSTER for a, b in zip(upper, lower, strict=True)
+            )
+            if same and 0 <= below[1] - above[3] <= _STACK_GAP:
+                found[-1] = [*found[-1], (above[0], above[3], above[2], below[1]), *cells]
+                continue
+        found.append(cells)
+    return found
+
+
+def _columns(cells: list[tuple[float, float, float, float]]) -> list[float]:
+    return _positions([x for cell in cells for x in (cell[0], cell[2])])
+
+
+def _box(cells: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
+    return (
+        min(c[0] for c in cells),
+        min(c[1] for c in cells),
+        max(c[2] for c in cells),
+        max(c[3] for c in cells),
+    )
+
+
+def _slot(positions: list[float], value: float) -> int:
+    """The index of the grid line at ``value`` (the nearest)."""
+    at = bisect.bisect_left(positions, value)
+    if at == len(positions) or (at > 0 and value - positions[at - 1] <= positions[at] - value):
+        return at - 1
+    return at
 
 
 def _holds(cell: tuple[float, float, float, float], piece: Piece) -> bool:
     x, y = (piece.x0 + piece.x1) / 2, (piece.top + piece.bottom) / 2
     return cell[0] <= x <= cell[2] and cell[1] <= y <= cell[3]
-
-
-def _parts(cell: tuple[float, float, float, float], rows: list[TextRow], x: float) -> bool:
-    """Whether whitespace at ``x`` parts two pieces of one text row inside one ruled cell (two
-    columns the grid draws no rule between)."""
-    if not cell[0] < x < cell[2]:
-        return False
-    for row in rows:
-        held = [p for p in row.pieces if _holds(cell, p)]
-        if any(p.x1 <= x for p in held) and any(p.x0 >= x for p in held):
-            return True
-    return False
 
 
 def _trimmed(rows: list[TextRow]) -> list[TextRow]:
@@ -287,8 +386,10 @@ def find_tables(page: PageLines, graphics: PageGraphics) -> list[Table]:
     """The page's tables, top to bottom."""
     pieces = pieces_of(page.lines, range(len(page.lines)))
     tables: list[Table] = []
-    for cells in _grid_cells(graphics):
-        table = _ruled_table(cells, pieces)
+    grids = _stacked(_grid_cells(graphics))
+    boxes = [_box(cells) for cells in grids]
+    for number, cells in enumerate(grids):
+        table = _ruled_table(cells, pieces, boxes[:number] + boxes[number + 1 :])
         if table is not None:
             tables.append(table)
             pieces = [piece for piece in pieces if piece.line not in table.lines]
