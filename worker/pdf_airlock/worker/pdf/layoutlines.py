@@ -44,6 +44,7 @@ __all__ = [
     "TextLine",
     "VerticalRules",
     "char_text",
+    "page_turn",
     "pdfium_page_lines",
 ]
 
@@ -78,6 +79,7 @@ class TextLine:
     angle: int = 0  # degrees the text is turned from the page's upright (PDFium's, clockwise)
     vertical: bool = False  # CJK characters stacked top to bottom
     lead: str = ""  # the bold or italic words the line opens with, its style changing after them
+    words: tuple[tuple[float, float], ...] = ()  # each word's x0 and x1, for a line of two or more
 
     @property
     def height(self) -> float:
@@ -131,6 +133,7 @@ _TURNED_REACH_EMS: Final = 1.5  # the next character of a turned run is at most 
 _BACKSTEP_EMS: Final = 0.5  # a character this far left of its run's end is looked at again
 _VERTICAL_SLACK_EMS: Final = 0.6  # a stacked character starts within this of the one above's foot
 _FULL_TURN: Final = 360.0
+_QUARTER: Final = 90
 _STACKED_OVERLAP: Final = 0.5  # of the narrower box's width, two stacked characters share
 CJK: Final = re.compile(  # ideographs, kana, hangul and their full-width punctuation
     "[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
@@ -152,6 +155,7 @@ class _Run:
     angle: float = 0.0
     vertical: bool = False
     at: list[int] = field(default_factory=list)  # where each of ``indices`` is in ``chars``
+    spaces: list[tuple[int, float, float]] = field(default_factory=list)  # at, word end, next start
 
     def take(self, index: int, char: str, box: Any) -> None:
         """A character and its box (PDFium's ``FS_RECTF``) onto the run."""
@@ -226,11 +230,43 @@ def char_text(code: int) -> str:
     return chr(code)
 
 
+class _Turn:
+    """A character box read in the page's user space, turned to where the page is shown: a page
+    with ``/Rotate`` is read as a person sees it (PDFium's boxes and angles are the unrotated
+    page's)."""
+
+    def __init__(self, rotation: int, bbox: tuple[float, float, float, float]) -> None:
+        import pypdfium2.raw as pdfium_c
+
+        self.loose = pdfium_c.FPDFText_GetLooseCharBox
+        self.rotation = rotation
+        self.x0, self.y0, self.x1, self.y1 = bbox
+
+    def point(self, x: float, y: float) -> tuple[float, float]:
+        """A point of user space where the shown page has it (x right, y up from its foot)."""
+        if self.rotation == _QUARTER:
+            return y - self.y0, self.x1 - x
+        if self.rotation == 2 * _QUARTER:
+            return self.x1 - x, self.y1 - y
+        return self.y1 - y, x - self.x0  # three quarters
+
+    def __call__(self, raw: Any, index: int, box: Any) -> bool:
+        if not self.loose(raw, index, box):
+            return False
+        ax, ay = self.point(box.left, box.bottom)
+        bx, by = self.point(box.right, box.top)
+        box.left, box.right = min(ax, bx), max(ax, bx)
+        box.bottom, box.top = min(ay, by), max(ay, by)
+        return True
+
+
 class _Gatherer:
     """Cuts a text page's characters into lines, one character at a time (``add``: the one place
     where the characters of PDFium's text page enter the pipeline)."""
 
-    def __init__(self, raw: Any, page: PageLines, cuts: VerticalRules | None) -> None:
+    def __init__(
+        self, raw: Any, page: PageLines, cuts: VerticalRules | None, turn: _Turn | None = None
+    ) -> None:
         import ctypes
 
         import pypdfium2.raw as pdfium_c
@@ -238,6 +274,8 @@ class _Gatherer:
         self.c = pdfium_c
         self.raw = raw
         self.page = page
+        self.loose: Any = turn if turn is not None else pdfium_c.FPDFText_GetLooseCharBox
+        self.rotation = turn.rotation if turn is not None else 0
         self.styles = _Styles(raw)
         self.box = pdfium_c.FS_RECTF()
         self.size_box = pdfium_c.FS_RECTF()
@@ -254,7 +292,7 @@ class _Gatherer:
         give them so), but those no person sees (``hidden``, from ``pdf.visibility``): the one
         place where characters enter the pipeline. Ordinary characters take the short way."""
         unicode_of = self.c.FPDFText_GetUnicode
-        loose = self.c.FPDFText_GetLooseCharBox
+        loose = self.loose
         raw, box, lines, char = self.raw, self.box, self.page.lines, self._char
         low, high = _HIGH_SURROGATES
         for index in range(count):
@@ -284,9 +322,23 @@ class _Gatherer:
         elif code in _SPACES:
             run = self.turned if self.last_turned else self.run
             if run is not None:
+                if run is self.run and not run.vertical:
+                    self._space(run, index)
                 run.chars.append(" ")
-        elif self.c.FPDFText_GetLooseCharBox(self.raw, index, self.box):
+        elif self.loose(self.raw, index, self.box):
             self._char(index, code)
+
+    def _space(self, run: _Run, index: int) -> None:
+        """Where the word before a space ends and the next one starts (the box of a space PDFium
+        made up reaches the next character; a space glyph's ends about where it does)."""
+        start = run.x1
+        if self.loose(self.raw, index, self.box):
+            start = max(start, float(self.box.right))
+        if run.chars and run.chars[-1] == " " and run.spaces:
+            at, end, _ = run.spaces[-1]
+            run.spaces[-1] = (at, end, start)
+        else:
+            run.spaces.append((len(run.chars), run.x1, start))
 
     def _char(self, index: int, code: int) -> None:
         box = self.box
@@ -348,7 +400,7 @@ class _Gatherer:
         radians = float(self.c.FPDFText_GetCharAngle(self.raw, index))
         if radians < 0:  # PDFium could not say
             return None
-        degrees = math.degrees(radians) % _FULL_TURN
+        degrees = (math.degrees(radians) + self.rotation) % _FULL_TURN
         return None if min(degrees, _FULL_TURN - degrees) < _UPRIGHT_DEGREES else degrees
 
     def _below(self, run: _Run) -> bool:
@@ -384,7 +436,7 @@ class _Gatherer:
         """The character's font size; where PDFium reports a size far below its box's height (a
         font set at size 1 and scaled by the text matrix), one read from the box."""
         size = float(self.c.FPDFText_GetFontSize(self.raw, index))
-        if self.c.FPDFText_GetLooseCharBox(self.raw, index, self.size_box):
+        if self.loose(self.raw, index, self.size_box):
             height = self.size_box.top - self.size_box.bottom
             if size < _SCALED_SIZE * height:
                 return float(height) * _BOX_TO_SIZE
@@ -423,6 +475,7 @@ class _Gatherer:
                 italic=all(italic for _, italic in styles),
                 vertical=run.vertical,
                 lead=lead,
+                words=_words(run, text),
             )
         )
 
@@ -469,6 +522,24 @@ def _line_text(run: _Run) -> str:
     return _line_text_of(run.chars)
 
 
+def _words(run: _Run, text: str) -> tuple[tuple[float, float], ...]:
+    """Each word's x0 and x1 where the line has two or more words and its spaces were seen
+    (none where PDFium's text and the characters disagree on the words)."""
+    if not run.spaces:
+        return ()
+    found: list[tuple[float, float]] = []
+    start, begun = run.x0, 0
+    for at, end, after in run.spaces:
+        if "".join(run.chars[begun:at]).strip():
+            found.append((start, end))
+        start, begun = after, at + 1
+    if "".join(run.chars[begun:]).strip():
+        found.append((start, run.x1))
+    if len(found) < 2 or len(found) != len(text.split()):
+        return ()
+    return tuple(found)
+
+
 def _line_text_of(chars: list[str]) -> str:
     return " ".join(pdfium_text("".join(chars).replace(_HYPHEN_MARK, "-")).split())
 
@@ -483,6 +554,7 @@ def pdfium_page_lines(
 
     width, height = page.get_size()
     result = PageLines(width=width, height=height, lines=[], images=[])
+    turn = page_turn(page)
     textpage = page.get_textpage()
     try:
         count = int(pdfium_c.FPDFText_CountChars(textpage.raw))
@@ -490,13 +562,21 @@ def pdfium_page_lines(
             count, result.cut = MAX_CHARS_PER_PAGE, True
         result.visibility = page_visibility(page, textpage, facts)
         hidden = result.visibility.codes
-        gatherer = _Gatherer(textpage.raw, result, cuts)
+        gatherer = _Gatherer(textpage.raw, result, cuts, turn)
         gatherer.feed(count, _codes(textpage.raw, count), hidden)
         gatherer.finish()
     finally:
         textpage.close()
-    result.images = _images(page, image_names, height)
+    result.images = _images(page, image_names, height, turn)
     return result
+
+
+def page_turn(page: Any) -> _Turn | None:
+    """How a page with ``/Rotate`` turns its user space to where it is shown (None: upright)."""
+    rotation = int(page.get_rotation()) % int(_FULL_TURN)
+    if rotation not in (_QUARTER, 2 * _QUARTER, 3 * _QUARTER):
+        return None
+    return _Turn(rotation, tuple(float(v) for v in page.get_bbox()))  # type: ignore[arg-type]
 
 
 def _codes(raw: Any, count: int) -> list[int] | None:
@@ -522,7 +602,7 @@ def _codes(raw: Any, count: int) -> list[int] | None:
     return codes
 
 
-def _images(page: Any, names: list[str], height: float) -> list[PageImage]:
+def _images(page: Any, names: list[str], height: float, turn: _Turn | None) -> list[PageImage]:
     """The page's image objects (top level) in content order, named in that order."""
     import ctypes
 
@@ -538,5 +618,9 @@ def _images(page: Any, names: list[str], height: float) -> list[PageImage]:
         if not pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
             continue
         name = names[len(found)] if len(found) < len(names) else ""
-        found.append(PageImage(name, left.value, right.value, height - top.value, height - bottom.value))
+        x0, y0, x1, y1 = left.value, bottom.value, right.value, top.value
+        if turn is not None:
+            (ax, ay), (bx, by) = turn.point(x0, y0), turn.point(x1, y1)
+            x0, x1, y0, y1 = min(ax, bx), max(ax, bx), min(ay, by), max(ay, by)
+        found.append(PageImage(name, x0, x1, height - y1, height - y0))
     return found
