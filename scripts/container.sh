@@ -14,16 +14,15 @@ STATE=${PDF_AIRLOCK_DOCKER_STATE:-/tmp/pdf-airlock-docker}
 say() { echo "== $*" >&2; }
 export DOCKER_HOST="unix://$STATE/docker.sock"
 PYTHON=${PYTHON:-.venv/bin/python}
-# tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile);
-# tesseract-ocr-eng is OCR's English language data (pdf_airlock.worker.pdf.ocr).
+# tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile).
 # OCR: Tesseract's data for the languages most documents are written in, and osd (orientation and
-# script detection); Debian's packages (docs/container.md says why this variant).
+# script detection); Debian's packages (docs/container.md says why this variant). The fallback
+# fonts (text in fonts a document does not embed) are the font catalogue's files and packages
+# (pdf_airlock.worker.fonts.catalogue, read by `build`): every other file of those packages under
+# /usr/share/fonts is left out of the base (dpkg's path-exclude).
 OCR_LANGUAGES="eng deu fra spa por ita nld pol ces swe tur rus ukr ell ara heb fas hin ben chi-sim chi-tra jpn kor vie tha ind osd"
 BASE_PACKAGES=python3,python3-venv,passwd,tini$(printf ',tesseract-ocr-%s' $OCR_LANGUAGES)
 BASE_TAG=bookworm-tini-tesseract-26
-# The fallback fonts (text in fonts a document does not embed) are the font catalogue's files and
-# packages (pdf_airlock.worker.fonts.catalogue, read by `build`): every other file of those
-# packages under /usr/share/fonts is left out of the base (dpkg's path-exclude).
 CATALOGUE=("$PYTHON" -m pdf_airlock.worker.fonts.catalogue)
 
 setup() {

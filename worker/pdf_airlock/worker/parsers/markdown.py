@@ -26,6 +26,7 @@ import pypdfium2 as pdfium
 from pdf_airlock.worker import progress
 from pdf_airlock.worker.contract import MARKDOWN_PAGE_SEPARATOR, WorkerError
 from pdf_airlock.worker.pdf import ocr
+from pdf_airlock.worker.pdf.furniture import Removed
 from pdf_airlock.worker.pdf.graphics import PageGraphics
 from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
@@ -73,6 +74,7 @@ class _Pages:
         self.cache: dict[int, PageLines] = {}
         self.graphics: dict[int, PageGraphics] = {}
         self.tables: dict[int, list[Table]] = {}
+        self.drawn: dict[int, list[tuple[float, float]]] = {}  # where curves and slanted lines are
         self._pdf: Any = None
         self.texts = texts  # OCR (``pdf.ocrpages``), for the selected pages only
         self.selected = frozenset(selection)
@@ -101,8 +103,8 @@ class _Pages:
                     self.graphics.pop(index, None)
         return self.cache[index]
 
-    def blocks(self, index: int, census: Census) -> list[Block]:
-        """The page's blocks, its tables among them."""
+    def blocks(self, index: int, census: Census, removed: Removed | None = None) -> list[Block]:
+        """The page's blocks, its tables among them; furniture left out is counted in ``removed``."""
         lines = self.get(index)
         tables = self._tables(index, lines)
         placed = [
@@ -116,11 +118,13 @@ class _Pages:
             for table in tables
         ]
         held = {id(lines.lines[i]) for table in tables for i in table.lines}
-        return page_blocks(lines, census, placed, held)
+        drawn = self.drawn.get(index, [])
+        return page_blocks(lines, census, placed, held, removed, first=index == 0, drawn=drawn)
 
     def _tables(self, index: int, lines: PageLines) -> list[Table]:
         if index not in self.tables:
             graphics = self.graphics.pop(index, None)
+            self.drawn[index] = graphics.marks if graphics is not None else []
             try:
                 self.tables[index] = find_tables(lines, graphics) if graphics is not None else []
             except WorkerError as error:
@@ -135,13 +139,16 @@ class _Pages:
         for index in sorted(indices):
             self.get(index)
 
-    def stream(self, order: list[int], census: Census) -> Iterator[tuple[int, PageLines, list[Block]]]:
+    def stream(
+        self, order: list[int], census: Census, removed: Removed
+    ) -> Iterator[tuple[int, PageLines, list[Block]]]:
         for index in order:
             lines = self.get(index)
-            blocks = self.blocks(index, census)
+            blocks = self.blocks(index, census, removed)
             self.cache.pop(index, None)
             self.tables.pop(index, None)
             self.graphics.pop(index, None)
+            self.drawn.pop(index, None)
             yield index, lines, blocks
 
     def _image_names(self, index: int) -> list[str]:
@@ -286,7 +293,8 @@ def _forward(
     out: list[dict[str, Any]] = []
     todo = selection[start_index:]
     next_position: dict[str, int] | None = None
-    for position, (index, lines, blocks) in enumerate(pages.stream(todo, census)):
+    removed = Removed()
+    for position, (index, lines, blocks) in enumerate(pages.stream(todo, census, removed)):
         if lines.cut:
             warnings.append(f"page {index + 1}: only its first lines were read (too many text lines)")
         if not lines.lines and lines.images:
@@ -336,6 +344,8 @@ def _forward(
             break
     if next_position is not None:
         next_position |= {f"h{level}": levels[level] for level in range(1, MAX_LEVEL + 1)}
+    if (furniture := removed.warning()) is not None:
+        warnings.insert(0, furniture)  # first: the warnings a long answer has are cut at a bound
     return {"pages": out, "next": next_position}
 
 
