@@ -335,23 +335,23 @@ def _aligned_table(candidate: Candidate, graphics: PageGraphics) -> Table | None
         table = build(run, _verticals(graphics, x0, x1, top, bottom), separators, head)
         if table is None or len(table.rows) < (2 if separators else _MIN_TEXT_ROWS):
             return None
-        prose = prose_edge(run, table)
-        if prose is None:
+        kept = prose_edge(run, table)
+        if kept is None:
             break
-        if table.columns <= 2 and not separators:
-            return None  # terms beside their descriptions: a list, where no rule draws a table
-        left, right = table.edges[prose], table.edges[prose + 1]
-        kept = [
+        left, right = kept
+        narrowed = [
             TextRow(
-                [p for p in row.pieces if not (left - _SNAP <= p.x0 and p.x1 <= right + _SNAP)],
-                row.top,
-                row.bottom,
+                [p for p in row.pieces if left - _SNAP <= p.x0 and p.x1 <= right + _SNAP], row.top, row.bottom
             )
             for row in run
         ]
-        head = sum(1 for row in kept[:head] if row.pieces)
-        run = [row for row in kept if row.pieces]
-        while run and len(run[-1].pieces) < 2:
+        if sum(1 for row in narrowed if len(row.pieces) > 1) < 2:  # noqa: PLR2004
+            if separators:
+                break  # terms beside their descriptions, in a ruled or shaded table
+            return None  # terms beside their descriptions (a list), or prose beside prose
+        head = sum(1 for row in narrowed[:head] if row.pieces)
+        run = [row for row in narrowed if row.pieces]
+        while run and len(run[-1].pieces) < 2:  # noqa: PLR2004
             run = run[:-1]
     else:
         return None
