@@ -8,9 +8,9 @@ table's rows keep to its columns (a header's short cell may span a few). So, top
 
 1. A run starts at a row of two or more pieces and goes on through the rows near below it
    (no wider gap than ``ROW_GAP_LINES`` line heights) that are compatible with its last row
-   of two or more pieces and with its row of most pieces, or are lines of one piece within its columns or short (a section's
-   label in the first column, the rest of a wrapped cell); one-piece rows at its end are left
-   out, but the rest of its last cell.
+   of two or more pieces and with its row of most pieces, or are lines of one piece within
+   its columns or short (a section's label in the first column, the rest of a wrapped cell);
+   one-piece rows at its end are left out, but the rest of its last cell.
 2. A run of two such rows or more is a candidate; the short one-piece rows right above it
    (a spanning header's lines, not a caption or a long title) are its header's.
 

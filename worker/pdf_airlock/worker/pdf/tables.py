@@ -138,7 +138,7 @@ def _ruled_table(
     None for a drawing's boxes (few of its cells hold text)."""
     xs = _positions([x for cell in cells for x in (cell[0], cell[2])])
     ys = _positions([y for cell in cells for y in (cell[1], cell[3])])
-    if len(xs) < 2 or len(ys) < 2:  # noqa: PLR2004
+    if len(xs) < 2 or len(ys) < 2:
         return None
     at: dict[tuple[int, int], list[Piece]] = {}  # the grid's slots, by the pieces' centres
     for piece in pieces:
@@ -159,7 +159,7 @@ def _ruled_table(
         return None  # boxes and arrows of a drawing (not a grid of cells), a few of them labelled
     inside = [piece for piece in pieces if id(piece) in cell_of]
     free = [p for p in pieces if not any(_holds(box, p) for box in others)]
-    side = _beside(free, cell_of, xs, ys) if len(xs) > 2 and len(ys) > 2 else []  # noqa: PLR2004
+    side = _beside(free, cell_of, xs, ys) if len(xs) > 2 and len(ys) > 2 else []
     rows = _trimmed(text_rows(inside + side))
     split = [x for x in boundaries(rows) if _split(rows, cells, cell_of, x)]
     outer = [
@@ -172,12 +172,32 @@ def _ruled_table(
     if table is None:
         return None
     table.x0, table.top, table.x1, table.bottom = min(xs[0], table.x0), ys[0], max(xs[-1], table.x1), ys[-1]
+    _cell_spans(table, cells)
     filled = [cell for row in table.rows for cell in row if cell]
     if len(filled) < max(2, _RULED_MIN_FILLED * len(table.rows) * table.columns) or garbled(filled):
         return None
     if form(table):
         return None
     return table
+
+
+def _cell_spans(table: Table, cells: list[tuple[float, float, float, float]]) -> None:
+    """The spans the grid's cells draw: a cell over several of the table's rows (its text in the
+    first, the others empty there) or columns, in place of what the text alone says there."""
+    spans = {(row, column): (rows, columns) for row, column, rows, columns in table.spans}
+    for x0, top, x1, bottom in cells:
+        columns = [
+            i
+            for i, (a, b) in enumerate(itertools.pairwise(table.edges))
+            if x0 - _SNAP <= (a + b) / 2 <= x1 + _SNAP
+        ]
+        rows = [i for i, (a, b) in enumerate(table.bands) if top - _SNAP <= (a + b) / 2 <= bottom + _SNAP]
+        if not rows or not columns or len(rows) * len(columns) == 1 or not table.rows[rows[0]][columns[0]]:
+            continue
+        covered = [(r, c) for r in rows for c in columns if (r, c) != (rows[0], columns[0])]
+        if all(not table.rows[r][c] for r, c in covered):
+            spans[(rows[0], columns[0])] = (len(rows), len(columns))
+    table.spans = [(row, column, rows, columns) for (row, column), (rows, columns) in sorted(spans.items())]
 
 
 def _beside(pieces: list[Piece], cell_of: dict[int, int], xs: list[float], ys: list[float]) -> list[Piece]:
@@ -193,7 +213,7 @@ def _beside(pieces: list[Piece], cell_of: dict[int, int], xs: list[float], ys: l
         [p for p in level if xs[-1] - _SNAP <= p.x0 <= xs[-1] + reach],
     ):
         rows = text_rows(side)
-        if len(rows) >= 2 and not prose_column(rows):  # noqa: PLR2004
+        if len(rows) >= 2 and not prose_column(rows):
             found += side
     return found
 
@@ -208,7 +228,7 @@ def _split(
         held = [(p, cell_of[id(p)]) for p in row.pieces if id(p) in cell_of]
         spread += any(cells[c][0] < x < cells[c][2] for _, c in held)
         straddled += any(a == b and p.x1 <= x <= q.x0 for (p, a), (q, b) in itertools.pairwise(held))
-    return straddled >= 2 and straddled >= spread / 2  # noqa: PLR2004
+    return straddled >= 2 and straddled >= spread / 2
 
 
 def _stacked(
@@ -345,13 +365,13 @@ def _aligned_table(candidate: Candidate, graphics: PageGraphics) -> Table | None
             )
             for row in run
         ]
-        if sum(1 for row in narrowed if len(row.pieces) > 1) < 2:  # noqa: PLR2004
+        if sum(1 for row in narrowed if len(row.pieces) > 1) < 2:
             if separators:
                 break  # terms beside their descriptions, in a ruled or shaded table
             return None  # terms beside their descriptions (a list), or prose beside prose
         head = sum(1 for row in narrowed[:head] if row.pieces)
         run = [row for row in narrowed if row.pieces]
-        while run and len(run[-1].pieces) < 2:  # noqa: PLR2004
+        while run and len(run[-1].pieces) < 2:
             run = run[:-1]
     else:
         return None
