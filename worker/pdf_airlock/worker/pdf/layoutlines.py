@@ -155,7 +155,7 @@ class _Run:
     angle: float = 0.0
     vertical: bool = False
     at: list[int] = field(default_factory=list)  # where each of ``indices`` is in ``chars``
-    spaces: list[tuple[int, float, float]] = field(default_factory=list)  # at, word end, next start
+    spaces: list[tuple[int, float]] = field(default_factory=list)  # where in ``chars``, the word's end
 
     def take(self, index: int, char: str, box: Any) -> None:
         """A character and its box (PDFium's ``FS_RECTF``) onto the run."""
@@ -323,22 +323,16 @@ class _Gatherer:
             run = self.turned if self.last_turned else self.run
             if run is not None:
                 if run is self.run and not run.vertical:
-                    self._space(run, index)
+                    self._space(run)
                 run.chars.append(" ")
         elif self.loose(self.raw, index, self.box):
             self._char(index, code)
 
-    def _space(self, run: _Run, index: int) -> None:
-        """Where the word before a space ends and the next one starts (the box of a space PDFium
-        made up reaches the next character; a space glyph's ends about where it does)."""
-        start = run.x1
-        if self.loose(self.raw, index, self.box):
-            start = max(start, float(self.box.right))
-        if run.chars and run.chars[-1] == " " and run.spaces:
-            at, end, _ = run.spaces[-1]
-            run.spaces[-1] = (at, end, start)
-        else:
-            run.spaces.append((len(run.chars), run.x1, start))
+    def _space(self, run: _Run) -> None:
+        """Where the word before a space ends (where the next one starts is read when the line
+        closes, from its first character: ``_words``)."""
+        if not (run.chars and run.chars[-1] == " "):
+            run.spaces.append((len(run.chars), run.x1))
 
     def _char(self, index: int, code: int) -> None:
         box = self.box
@@ -475,9 +469,32 @@ class _Gatherer:
                 italic=all(italic for _, italic in styles),
                 vertical=run.vertical,
                 lead=lead,
-                words=_words(run, text),
+                words=self._words(run, text),
             )
         )
+
+    def _words(self, run: _Run, text: str) -> tuple[tuple[float, float], ...]:
+        """Each word's x0 and x1 where the line has two or more words: a word ends where the
+        line reached before its space, the next starts at its first character's box (none where
+        PDFium's text and the characters disagree on the words)."""
+        if not run.spaces:
+            return ()
+        found: list[tuple[float, float]] = []
+        start, begun = run.x0, 0
+        for at, end in run.spaces:
+            if "".join(run.chars[begun:at]).strip():
+                found.append((start, end))
+            begun = at + 1
+            first = bisect.bisect_left(run.at, begun)
+            if first < len(run.at) and self.loose(self.raw, run.indices[first], self.size_box):
+                start = float(self.size_box.left)
+            else:
+                start = end
+        if "".join(run.chars[begun:]).strip():
+            found.append((start, run.x1))
+        if len(found) < 2 or len(found) != len(text.split()):
+            return ()
+        return tuple(found)
 
     def _lead(self, run: _Run, text: str) -> str:
         """The bold or italic words the line opens with, when its style changes once after them
@@ -520,24 +537,6 @@ class _Gatherer:
 
 def _line_text(run: _Run) -> str:
     return _line_text_of(run.chars)
-
-
-def _words(run: _Run, text: str) -> tuple[tuple[float, float], ...]:
-    """Each word's x0 and x1 where the line has two or more words and its spaces were seen
-    (none where PDFium's text and the characters disagree on the words)."""
-    if not run.spaces:
-        return ()
-    found: list[tuple[float, float]] = []
-    start, begun = run.x0, 0
-    for at, end, after in run.spaces:
-        if "".join(run.chars[begun:at]).strip():
-            found.append((start, end))
-        start, begun = after, at + 1
-    if "".join(run.chars[begun:]).strip():
-        found.append((start, run.x1))
-    if len(found) < 2 or len(found) != len(text.split()):
-        return ()
-    return tuple(found)
 
 
 def _line_text_of(chars: list[str]) -> str:

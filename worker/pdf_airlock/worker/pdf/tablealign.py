@@ -8,9 +8,9 @@ table's rows keep to its columns (a header's short cell may span a few). So, top
 
 1. A run starts at a row of two or more pieces and goes on through the rows near below it
    (no wider gap than ``ROW_GAP_LINES`` line heights) that are compatible with its last row
-   of two or more pieces, or are lines of one piece within its columns or short (a section's
-   label in the first column, the rest of a wrapped cell); one-piece rows at its end are left
-   out, but the rest of its last cell.
+   of two or more pieces and with its row of most pieces, or are lines of one piece within
+   its columns or short (a section's label in the first column, the rest of a wrapped cell);
+   one-piece rows at its end are left out, but the rest of its last cell.
 2. A run of two such rows or more is a candidate; the short one-piece rows right above it
    (a spanning header's lines, not a caption or a long title) are its header's.
 
@@ -117,12 +117,20 @@ def candidates(rows: Sequence[TextRow], rules: Sequence[tuple[float, float, floa
     runs: list[list[TextRow]] = []
     current: list[TextRow] = []
     last: TextRow | None = None
+    fullest: TextRow | None = None  # the run's row of most pieces: its columns' best witness
     for row in rows:
         multi = len(row.pieces) >= 2
         if current and _near(current[-1], row):
-            if multi and last is not None and compatible(last, row):
+            if (
+                multi
+                and last is not None
+                and fullest is not None
+                and compatible(last, row)
+                and compatible(fullest, row)
+            ):
                 current.append(row)
                 last = row
+                fullest = row if len(row.pieces) > len(fullest.pieces) else fullest
                 continue
             inside = last is not None and not _crossings(row, last)[0]
             if not multi and (inside or _short(row, [r for r in current if len(r.pieces) > 1])):
@@ -131,6 +139,7 @@ def candidates(rows: Sequence[TextRow], rules: Sequence[tuple[float, float, floa
         if current:
             runs.append(current)
         current, last = ([row], row) if multi else ([], None)
+        fullest = last
     if current:
         runs.append(current)
     found: list[list[TextRow]] = []

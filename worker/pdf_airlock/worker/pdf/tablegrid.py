@@ -106,7 +106,7 @@ class Table:
     header_rows: int = 0
     lines: set[int] = field(default_factory=set)
     edges: list[float] = field(default_factory=list)  # the columns' bounds, the outer ones too
-    text_rows: int = 0  # the lines of text its rows hold, one a baseline
+    bands: list[tuple[float, float]] = field(default_factory=list)  # each row's top and bottom
 
     @property
     def columns(self) -> int:
@@ -436,7 +436,8 @@ def build(
     if len(groups) < 2:
         return None
     table = Table(x0, rows[0].top, x1, max(row.bottom for row in rows), [[""] * columns for _ in groups])
-    table.edges, table.text_rows = edges, len(rows)
+    table.edges = edges
+    table.bands = [(group[0].top, max(row.bottom for row in group)) for group in groups]
     for number, group in enumerate(groups):
         parts: dict[int, list[Piece]] = {}
         widths: dict[int, int] = {}

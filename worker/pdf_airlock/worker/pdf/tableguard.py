@@ -5,13 +5,15 @@ shading confirm it; all from an untrusted document. Text set in columns is not a
 A grid is refused when it is:
 
 * prose side by side: two columns (or all) whose lines are long and fill the column (two
-  columns of a page, a list of references); one such column at the grid's edge beside the
-  others is the page's text next to a table (``prose_edge`` names it, the caller drops it);
+  columns of a page, a list of references); such columns at the grid's edges beside the
+  others are the page's text next to a table (``prose_edge`` says where the rest lies, the
+  caller keeps that);
 * a list: a first column of list markers (a hanging indent), or a column of line numbers
   ("12", "12:") beside runs of text (a listing, an algorithm, a margin's numbers);
 * mathematics: a last column of equation numbers, "(12)";
 * a paper's authors: a row of e-mail addresses side by side;
-* a form (``form``, asked of ruled grids too): fields' labels ending in a colon and few figures;
+* a form (``form``, asked of ruled grids too): few figures among fields' labels ending in a
+  colon or beside a first column of line numbers;
 * scattered: mostly empty cells or many columns over a few rows (a figure's labels), cells of
   prose (many words, sentences), text the fonts do not map;
 * unaligned: a column (but the first, indented by level) whose pieces share no edge (neither
@@ -54,6 +56,8 @@ _ALIGNED_PIECES: Final = 4  # a column of fewer pieces is not asked
 _UNMAPPED: Final = re.compile(r"[\x00-\x08\x0b-\x1f\ufffd]")
 _SENTENCE_END: Final = re.compile(r"[.!?]\W*$")
 _FORM_LABELS: Final = 3  # cells ending in a colon, for a grid of text to be a form
+_FORM_LINES: Final = 4  # line numbers a form's first column holds at least
+_LINE_DIGITS: Final = 3
 _FORM_FIGURES: Final = 0.2  # a form has fewer figures than this share of its cells (line numbers aside)
 _EMAIL: Final = re.compile(r"\S@\S+\.\w")
 _EQUATION: Final = re.compile(r"^\(\d{1,4}[a-z]?\)$")
@@ -88,13 +92,18 @@ def prose_column(rows: Sequence[TextRow]) -> bool:
     return bool(pieces) and _prose(rows, min(p.x0 for p in pieces), max(p.x1 for p in pieces))
 
 
-def prose_edge(rows: Sequence[TextRow], table: Table) -> int | None:
-    """The column at the grid's left or right edge that reads as prose while no other does (the
-    page's text beside a table), else None."""
-    prose = [i for i, (x0, x1) in enumerate(itertools.pairwise(table.edges)) if _prose(rows, x0, x1)]
-    if len(prose) == 1 and prose[0] in (0, table.columns - 1):
-        return prose[0]
-    return None
+def prose_edge(rows: Sequence[TextRow], table: Table) -> tuple[float, float] | None:
+    """The x-range of the columns that are not prose where prose columns stand at the grid's
+    left or right edge, or both, and nowhere between (the page's text beside a table), else
+    None."""
+    prose = [_prose(rows, x0, x1) for x0, x1 in itertools.pairwise(table.edges)]
+    if not any(prose) or all(prose):
+        return None
+    first = prose.index(False)
+    last = len(prose) - 1 - prose[::-1].index(False)
+    if any(prose[first : last + 1]):
+        return None
+    return table.edges[first], table.edges[last + 1]
 
 
 def _prose_columns(rows: Sequence[TextRow], table: Table) -> bool:
@@ -199,11 +208,22 @@ def _authors(rows: list[list[str]]) -> bool:
 
 
 def form(table: Table) -> bool:
-    """A form to fill in, not a table: fields' labels ("name:") and few figures but line numbers."""
+    """A form to fill in, not a table: few figures (line numbers aside) among fields' labels
+    ("name:") or beside a first column that numbers its lines."""
     cells = [cell for row in table.rows for cell in row[1:] if cell]
-    labels = sum(1 for cell in cells if cell.rstrip().endswith(":"))
     figures = sum(1 for cell in cells if numeric(cell))
-    return labels >= _FORM_LABELS and figures < _FORM_FIGURES * len(cells)
+    if figures >= _FORM_FIGURES * len(cells):
+        return False
+    labels = sum(1 for cell in cells if cell.rstrip().endswith(":"))
+    return labels >= _FORM_LABELS or _line_numbers([row[0] for row in table.rows if row[0]])
+
+
+def _line_numbers(cells: list[str]) -> bool:
+    """Numbers that count up one by one (a few may hold two: "17 18"), as a form numbers its
+    lines."""
+    numbers = [int(n) for cell in cells for n in cell.split() if n.isdigit() and len(n) <= _LINE_DIGITS]
+    steps = sum(1 for a, b in itertools.pairwise(numbers) if b == a + 1)
+    return len(numbers) >= _FORM_LINES and steps >= _NUMBERED_SHARE * (len(numbers) - 1)
 
 
 def refused(table: Table, rows: Sequence[TextRow]) -> bool:

@@ -173,12 +173,32 @@ def _ruled_table(
     if table is None:
         return None
     table.x0, table.top, table.x1, table.bottom = min(xs[0], table.x0), ys[0], max(xs[-1], table.x1), ys[-1]
+    _cell_spans(table, cells)
     filled = [cell for row in table.rows for cell in row if cell]
     if len(filled) < max(2, _RULED_MIN_FILLED * len(table.rows) * table.columns) or garbled(filled):
         return None
     if form(table):
         return None
     return table
+
+
+def _cell_spans(table: Table, cells: list[tuple[float, float, float, float]]) -> None:
+    """The spans the grid's cells draw: a cell over several of the table's rows (its text in the
+    first, the others empty there) or columns, in place of what the text alone says there."""
+    spans = {(row, column): (rows, columns) for row, column, rows, columns in table.spans}
+    for x0, top, x1, bottom in cells:
+        columns = [
+            i
+            for i, (a, b) in enumerate(itertools.pairwise(table.edges))
+            if x0 - _SNAP <= (a + b) / 2 <= x1 + _SNAP
+        ]
+        rows = [i for i, (a, b) in enumerate(table.bands) if top - _SNAP <= (a + b) / 2 <= bottom + _SNAP]
+        if not rows or not columns or len(rows) * len(columns) == 1 or not table.rows[rows[0]][columns[0]]:
+            continue
+        covered = [(r, c) for r in rows for c in columns if (r, c) != (rows[0], columns[0])]
+        if all(not table.rows[r][c] for r, c in covered):
+            spans[(rows[0], columns[0])] = (len(rows), len(columns))
+    table.spans = [(row, column, rows, columns) for (row, column), (rows, columns) in sorted(spans.items())]
 
 
 def _beside(pieces: list[Piece], cell_of: dict[int, int], xs: list[float], ys: list[float]) -> list[Piece]:
@@ -336,22 +356,22 @@ def _aligned_table(candidate: Candidate, graphics: PageGraphics) -> Table | None
         table = build(run, _verticals(graphics, x0, x1, top, bottom), separators, head)
         if table is None or len(table.rows) < (2 if separators else _MIN_TEXT_ROWS):
             return None
-        prose = prose_edge(run, table)
-        if prose is None:
+        kept = prose_edge(run, table)
+        if kept is None:
             break
-        if table.columns <= 2 and not separators:
-            return None  # terms beside their descriptions: a list, where no rule draws a table
-        left, right = table.edges[prose], table.edges[prose + 1]
-        kept = [
+        left, right = kept
+        narrowed = [
             TextRow(
-                [p for p in row.pieces if not (left - _SNAP <= p.x0 and p.x1 <= right + _SNAP)],
-                row.top,
-                row.bottom,
+                [p for p in row.pieces if left - _SNAP <= p.x0 and p.x1 <= right + _SNAP], row.top, row.bottom
             )
             for row in run
         ]
-        head = sum(1 for row in kept[:head] if row.pieces)
-        run = [row for row in kept if row.pieces]
+        if sum(1 for row in narrowed if len(row.pieces) > 1) < 2:
+            if separators:
+                break  # terms beside their descriptions, in a ruled or shaded table
+            return None  # terms beside their descriptions (a list), or prose beside prose
+        head = sum(1 for row in narrowed[:head] if row.pieces)
+        run = [row for row in narrowed if row.pieces]
         while run and len(run[-1].pieces) < 2:
             run = run[:-1]
     else:
