@@ -1,14 +1,16 @@
 # pdf-airlock container image.
 #
 # Built from a locally made Debian bookworm base (no registry is needed) and wheels prepared on
-# the host: `scripts/container.sh build` does both. BASE can point at any bookworm image with
-# python3, python3-venv, tini and the tesseract-ocr-<lang> packages of OCR_LANGUAGES in
-# scripts/container.sh (e.g. docker.io/library/debian:bookworm plus those packages).
+# the host: `scripts/container.sh build` does both, and passes the base it made as BASE. BASE can
+# be any bookworm image with python3, python3-venv, tini, the tesseract-ocr-<lang> packages of
+# OCR_LANGUAGES in scripts/container.sh, fonts-noto-core and fonts-noto-cjk (e.g.
+# docker.io/library/debian:bookworm plus those packages); the script's base keeps only the font
+# files the server uses (pdf_airlock.worker.fonts.catalogue).
 #
 #   docker run -i --rm --network none --read-only --cap-drop ALL \
 #     --security-opt no-new-privileges --security-opt seccomp=seccomp/profile.json \
 #     -v "$PWD:/data:ro" pdf-airlock
-ARG BASE=pdf-airlock-base:bookworm-tini-tesseract-26
+ARG BASE
 
 FROM ${BASE} AS build
 COPY wheels/ /wheels/

@@ -14,13 +14,16 @@ STATE=${PDF_AIRLOCK_DOCKER_STATE:-/tmp/pdf-airlock-docker}
 say() { echo "== $*" >&2; }
 export DOCKER_HOST="unix://$STATE/docker.sock"
 PYTHON=${PYTHON:-.venv/bin/python}
-# tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile);
-# tesseract-ocr-eng is OCR's English language data (pdf_airlock.worker.pdf.ocr).
+# tini is the image's PID 1: it reaps the processes orphaned to it (see the Dockerfile).
 # OCR: Tesseract's data for the languages most documents are written in, and osd (orientation and
-# script detection); Debian's packages (docs/container.md says why this variant).
+# script detection); Debian's packages (docs/container.md says why this variant). The fallback
+# fonts (text in fonts a document does not embed) are the font catalogue's files and packages
+# (pdf_airlock.worker.fonts.catalogue, read by `build`): every other file of those packages under
+# /usr/share/fonts is left out of the base (dpkg's path-exclude).
 OCR_LANGUAGES="eng deu fra spa por ita nld pol ces swe tur rus ukr ell ara heb fas hin ben chi-sim chi-tra jpn kor vie tha ind osd"
 BASE_PACKAGES=python3,python3-venv,passwd,tini$(printf ',tesseract-ocr-%s' $OCR_LANGUAGES)
-BASE=pdf-airlock-base:bookworm-tini-tesseract-26
+BASE_TAG=bookworm-tini-tesseract-26
+CATALOGUE=("$PYTHON" -m pdf_airlock.worker.fonts.catalogue)
 
 setup() {
   command -v dockerd >/dev/null && command -v mmdebstrap >/dev/null && return
@@ -42,18 +45,29 @@ start() {
 }
 
 build() {
-  # The tag names the package set, so a base made before a package was added is not reused.
-  if ! docker image inspect "$BASE" >/dev/null 2>&1; then
-    say "building the base image $BASE with mmdebstrap (Debian bookworm, no registry; a few minutes once)"
-    mmdebstrap --quiet --variant=minbase --include="$BASE_PACKAGES" bookworm "$STATE/base.tar"
-    docker import "$STATE/base.tar" "$BASE" >/dev/null
+  local packages fonts base
+  packages="$BASE_PACKAGES,$("${CATALOGUE[@]}" packages | paste -sd,)"
+  fonts=$("${CATALOGUE[@]}" paths)
+  # The tag names the package set and the font files, so a base made before a package or a font
+  # was added is not reused.
+  base="pdf-airlock-base:$BASE_TAG-noto-$(sha256sum <<<"$fonts" | cut -c1-8)"
+  if ! docker image inspect "$base" >/dev/null 2>&1; then
+    say "building the base image $base with mmdebstrap (Debian bookworm, no registry; a few minutes once)"
+    # Everything under /usr/share/fonts excluded, then each catalogue file and the folders
+    # holding it included again (dpkg creates no folder it was told to leave out).
+    local keep=(--dpkgopt='path-exclude=/usr/share/fonts/*') font
+    while read -r font; do
+      while [ "$font" != /usr/share/fonts ]; do keep+=(--dpkgopt="path-include=$font"); font=${font%/*}; done
+    done <<<"$fonts"
+    mmdebstrap --quiet --variant=minbase --include="$packages" "${keep[@]}" bookworm "$STATE/base.tar"
+    docker import "$STATE/base.tar" "$base" >/dev/null
     rm -f "$STATE/base.tar"
   fi
   rm -rf wheels
   say "building the wheels the image installs (on the host: the image build has no network)"
   "$PYTHON" -m pip wheel -q --disable-pip-version-check -c constraints.txt -w wheels . >&2
   say "building the image pdf-airlock (Dockerfile)"
-  docker build -q --build-arg BASE="$BASE" -t pdf-airlock . >/dev/null
+  docker build -q --build-arg BASE="$base" -t pdf-airlock . >/dev/null
   docker image inspect pdf-airlock --format '{{.Size}}'
 }
 

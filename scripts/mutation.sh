@@ -3,16 +3,19 @@
 #
 #   scripts/mutation.sh                    # the "boundary" set (below), then a score per module
 #                                          # and the diff of each survivor
-#   scripts/mutation.sh --modules signed   # another set: boundary, signed or all
+#   scripts/mutation.sh --modules signed   # another set: boundary, signed, auth or all
 #   scripts/mutation.sh 'pdf_airlock.server.boundary.paths.*'   # only the mutants whose names match
 #
-# Sets (the default, "boundary", is the affordable run on 2 cores; "all" is both in one run):
+# Sets (the default, "boundary", is the affordable run on 2 cores; "all" is every set in one run):
 # - boundary: the path policy (server/pdf_airlock/server/boundary/paths.py), result classification (server/pdf_airlock/server/pool/verdict.py,
 #   server/pdf_airlock/server/pool/child_output.py), untrusted-result validation (server/pdf_airlock/server/tools/untrusted.py) and sanitising
 #   (server/pdf_airlock/server/boundary/sanitize.py). mutmut 3 mutates function and method bodies only, so the declarative
 #   models of server/pdf_airlock/server/tools/untrusted.py yield no mutants: tests/unit/test_untrusted.py pins their caps.
 # - signed: what a client or the disk hands back under a MAC: signed cursors (server/pdf_airlock/server/tools/cursors.py)
 #   and the disk cache's checks of its entries, key file and directory (server/pdf_airlock/server/app/cache.py).
+# - auth: bearer tokens on HTTP: the verifier and its middleware (server/pdf_airlock/server/http/auth.py) and
+#   its keys, a JWKS file or URL (server/pdf_airlock/server/http/jwks.py), judged by tests/unit/test_jwt_verifier.py,
+#   which drives them on explicit clocks against a fake identity provider on a real port.
 # Each mutant is judged by the fast in-process unit tests of its set only (the ones whose names
 # end in "over_stdio" spawn the real server and are left out).
 #
@@ -40,20 +43,23 @@ modules_boundary=(server/pdf_airlock/server/boundary/paths.py server/pdf_airlock
 tests_boundary=(tests/protocol/test_paths.py tests/unit/test_sanitize.py tests/unit/test_untrusted.py tests/unit/test_classify.py)
 modules_signed=(server/pdf_airlock/server/tools/cursors.py server/pdf_airlock/server/app/cache.py)
 tests_signed=(tests/tools/test_cursor.py tests/unit/test_cache_checks.py)
+modules_auth=(server/pdf_airlock/server/http/auth.py server/pdf_airlock/server/http/jwks.py)
+tests_auth=(tests/unit/test_jwt_verifier.py)
 
 set_name=boundary
 case "${1:-}" in
-  --modules) set_name="${2:?--modules needs a set: boundary, signed or all}"; shift 2 ;;
+  --modules) set_name="${2:?--modules needs a set: boundary, signed, auth or all}"; shift 2 ;;
   --modules=*) set_name="${1#--modules=}"; shift ;;
 esac
 case "$set_name" in
   boundary) modules=("${modules_boundary[@]}") tests=("${tests_boundary[@]}") ;;
   signed) modules=("${modules_signed[@]}") tests=("${tests_signed[@]}") ;;
+  auth) modules=("${modules_auth[@]}") tests=("${tests_auth[@]}") ;;
   all)
-    modules=("${modules_boundary[@]}" "${modules_signed[@]}")
-    tests=("${tests_boundary[@]}" "${tests_signed[@]}")
+    modules=("${modules_boundary[@]}" "${modules_signed[@]}" "${modules_auth[@]}")
+    tests=("${tests_boundary[@]}" "${tests_signed[@]}" "${tests_auth[@]}")
     ;;
-  *) echo "unknown set '$set_name': boundary, signed or all" >&2; exit 2 ;;
+  *) echo "unknown set '$set_name': boundary, signed, auth or all" >&2; exit 2 ;;
 esac
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/pdf-airlock-mutation.XXXXXX")

@@ -1,16 +1,21 @@
 """Derive and verify the container's seccomp profile (seccomp/profile.json) from traces.
 
-    python scripts/seccomp_profile.py derive   # trace a container workload, write the profile
-    python scripts/seccomp_profile.py verify   # the workload again, under the profile: must pass
+    python scripts/seccomp_profile.py derive [TRACE]   # trace a container workload, write the profile
+    python scripts/seccomp_profile.py write TRACE      # write it from a trace ``derive`` kept
+    python scripts/seccomp_profile.py verify           # the workload again, under the profile: must pass
 
 ``derive`` attaches ``strace -f`` to the private dockerd's containerd (scripts/container.sh
 start), runs the image under Docker's default profile through the workload (self-test; an MCP session over the
 bundled examples and the hostile corpus with every tool and engine), and collects every syscall
 made by the container's first process from the moment runc loads its seccomp filter (runc still
 runs a few calls before it execs the entrypoint) and by all its descendants.
-The profile allows exactly those, minus families a PDF reader never needs (DENIED below), with
-``clone`` restricted to calls that create no namespace (as Docker's default profile does) and
-``clone3`` answered with ENOSYS so libc falls back to ``clone``. Everything else gets EPERM.
+The profile allows exactly those, minus families a PDF reader never needs (DENIED below) and
+calls whose failure costs nothing (UNNEEDED), with ``clone`` restricted to calls that create no
+namespace (as Docker's default profile does) and ``clone3`` answered with ENOSYS so libc falls
+back to ``clone``. Calls that could reach beyond the process are allowed only with the arguments
+the trace shows (FILTERED: ``ioctl`` requests, ``prctl`` options, the signals of ``kill`` and
+``tgkill``; any pid, since the container's pid namespace holds only its own processes); a value
+the script does not know stops the derivation. Everything else gets EPERM.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -42,6 +49,24 @@ DENIED = {
     "clone3",
 }  # fmt: skip
 ALWAYS = {"execve", "exit", "exit_group", "rt_sigreturn"}  # runc's last call and the way out
+# Traced, but refused: glibc asks nscd (not in the image) for user names over a unix socket and
+# reads /etc/passwd when it cannot; nothing else opens a socket or connects in the stdio mode.
+UNNEEDED = {"socket", "connect"}
+# The argument each of these is allowed on (its index), by the values the trace shows.
+FILTERED = {"ioctl": 1, "prctl": 0, "kill": 1, "tgkill": 2}
+_PRCTL = {
+    "PR_SET_PDEATHSIG": 1,
+    "PR_SET_DUMPABLE": 4,
+    "PR_SET_NAME": 15,
+    "PR_SET_SECCOMP": 22,
+    "PR_SET_NO_NEW_PRIVS": 38,
+}
+_IOCTL = {name: getattr(termios, name) for name in ("TCGETS", "TIOCGWINSZ", "FIONBIO", "TIOCSPGRP")}
+_SIGNALS = {member.name: int(member) for member in signal.Signals}
+# The signals tini, the container's PID 1, passes on to the server when `docker stop` or a
+# terminal sends them: the workload never stops a container that way, so the trace lacks them.
+FORWARDED = {"SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM"}
+_LOW_32 = 0xFFFFFFFF  # an int argument: compare its low 32 bits only (the kernel ignores the rest)
 _LINE = re.compile(r"^(\d+)\s+(\w+)\((.*)")
 _RESUMED = re.compile(r"^(\d+)\s+<\.\.\. (\w+) resumed>(.*)")
 # Clone results are pids in the container's namespace; --decode-pids=pidns appends the host pid.
@@ -68,8 +93,28 @@ def containerd_pid() -> int:
     return int(out.stdout.split()[0])
 
 
-def parse(trace: Path) -> set[str]:
-    """Syscalls of the entrypoint process (from its execve on) and all its descendants.
+def _number(name: str, token: str) -> int:
+    """The value strace printed for a FILTERED argument."""
+    table = {"ioctl": _IOCTL, "prctl": _PRCTL}.get(name, _SIGNALS)
+    if token not in table:
+        raise SystemExit(
+            f"{name}: {token!r} is not one this script knows: add it to the table, if it is needed"
+        )
+    return table[token]
+
+
+def _argument(name: str, rest: str) -> str | None:
+    """The FILTERED argument of a call's first trace line (None on a resumed line)."""
+    parts = [part.strip() for part in rest.split(",")]
+    index = FILTERED[name]
+    if len(parts) <= index or not parts[0] or parts[0].startswith(")"):
+        return None
+    return parts[index].split(")")[0].split("<")[0].strip()
+
+
+def parse(trace: Path) -> tuple[set[str], dict[str, set[int]]]:
+    """Syscalls of the entrypoint process (from its execve on) and all its descendants, and the
+    values of the FILTERED arguments they were made with.
 
     Two passes: strace may log a child's first calls before its parent's clone returns."""
     lines = [
@@ -100,15 +145,29 @@ def parse(trace: Path) -> set[str]:
         if pid in roots and is_filter and pid not in marker:
             marker[pid] = index
     used: set[str] = set()
-    for index, (pid, name, _rest) in enumerate(lines):
+    values: dict[str, set[int]] = defaultdict(set)
+    for index, (pid, name, rest) in enumerate(lines):
         root = root_of.get(pid)
         if root is not None and root in marker and index > marker[root]:
             used.add(name)
-    return used
+            if name in FILTERED and (token := _argument(name, rest)) is not None:
+                values[name].add(_number(name, token))
+    return used, dict(values)
 
 
-def profile(used: set[str]) -> dict[str, object]:
-    allowed = sorted((used | ALWAYS) - DENIED - {"clone"})
+def _filtered_rules(values: dict[str, set[int]]) -> list[dict[str, object]]:
+    """One rule per allowed value of each FILTERED call's argument (rules of a call are ORed)."""
+    values = {**values, "kill": values.get("kill", set()) | {_SIGNALS[name] for name in FORWARDED}}
+    rules: list[dict[str, object]] = []
+    for name, index in sorted(FILTERED.items()):
+        for value in sorted(values.get(name, ())):
+            args = [{"index": index, "value": _LOW_32, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"}]
+            rules.append({"names": [name], "action": "SCMP_ACT_ALLOW", "args": args})
+    return rules
+
+
+def profile(used: set[str], values: dict[str, set[int]]) -> dict[str, object]:
+    allowed = sorted((used | ALWAYS) - DENIED - UNNEEDED - set(FILTERED) - {"clone"})
     return {
         "defaultAction": "SCMP_ACT_ERRNO",
         "defaultErrnoRet": 1,
@@ -125,6 +184,7 @@ def profile(used: set[str]) -> dict[str, object]:
                 ],
                 "comment": "threads and processes only: no new namespaces",
             },
+            *_filtered_rules(values),
             {
                 "names": ["clone3"],
                 "action": "SCMP_ACT_ERRNO",
@@ -155,14 +215,20 @@ def derive(keep: Path | None = None) -> None:
         finally:
             tracer.terminate()
             tracer.wait()
-        used = parse(trace)
+        write(trace)
+
+
+def write(trace: Path) -> None:
+    """The profile from a trace of the workload."""
+    used, values = parse(trace)
     if not used:
         raise SystemExit("no syscalls traced: was the entrypoint found?")
-    PROFILE.write_text(json.dumps(profile(used), indent=2) + "\n")
-    refused = sorted(used & DENIED)
-    sys.stdout.write(
-        f"{len(used)} syscalls traced; profile allows {len(profile(used)['syscalls'][0]['names'])}"
-    )  # type: ignore[index]
+    written = profile(used, values)
+    PROFILE.write_text(json.dumps(written, indent=2) + "\n")
+    refused = sorted(used & (DENIED | UNNEEDED))
+    allowed = written["syscalls"][0]["names"]  # type: ignore[index]
+    sys.stdout.write(f"{len(used)} syscalls traced; profile allows {len(allowed)} outright")
+    sys.stdout.write(f", {', '.join(sorted(FILTERED))} by argument")
     sys.stdout.write(f"; traced but refused (EPERM): {', '.join(refused) or 'none'}\n")
 
 
@@ -174,5 +240,7 @@ def verify() -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "derive":
         derive(Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+    elif sys.argv[1] == "write":
+        write(Path(sys.argv[2]))
     else:
         verify()

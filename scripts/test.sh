@@ -30,6 +30,21 @@ if [ "${#OCR_PACKAGES[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${OCR_PACKAGES[@]}" >/dev/null
 fi
 
+# The fallback fonts for text in fonts a document does not embed (pdf_airlock.worker.fonts: the
+# catalogue's files and Debian packages): tests/sandbox/test_fonts.py needs them and skips without.
+# Installed here when a file is missing and this runs as root with apt-get.
+missing_fonts=$(.venv/bin/python -m pdf_airlock.worker.fonts.catalogue paths | while read -r font; do
+  [ -f "$font" ] || echo "$font"
+done)
+if [ -n "$missing_fonts" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  mapfile -t font_packages < <(.venv/bin/python -m pdf_airlock.worker.fonts.catalogue packages)
+  say "installing ${font_packages[*]} (fallback fonts) from Debian (apt-get)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${font_packages[@]}" >/dev/null
+elif [ -n "$missing_fonts" ]; then
+  say "fallback fonts missing and not root: tests/sandbox/test_fonts.py will be skipped"
+fi
+
 if [ "${PDF_AIRLOCK_DOCKER:-}" != "0" ] && docker_possible; then
   say "container tests: installing Docker if needed, starting a private dockerd, building the image (minutes on a first run; \`make check\` skips them)"
   if scripts/container.sh setup && scripts/container.sh start && size=$(scripts/container.sh build); then

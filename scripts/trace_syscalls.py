@@ -25,10 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import pdfs  # noqa: E402
+from tool_calls import every_job  # noqa: E402
 
 from pdf_airlock.server.errors import ToolError  # noqa: E402
 from pdf_airlock.server.pool.pool import Pool  # noqa: E402
 from pdf_airlock.server.pool.verdict import classify  # noqa: E402
+from pdf_airlock.worker.contract import TEST_HOOKS_ENV  # noqa: E402
 from pdf_airlock.worker.sandbox.seccomp import ALLOWED, CONDITIONAL, EACCES_CALLS  # noqa: E402
 
 LIMITS = {
@@ -37,25 +39,16 @@ LIMITS = {
     "max_input_bytes": 1 << 30,
     "max_result_bytes": 16 << 20,
 }
-JOBS = [
-    ("pdf_info", {}),
-    ("pdf_read", {"max_chars": 100_000}),
-    ("pdf_read", {"max_chars": 100_000, "engine": "layout"}),
+# Every tool's job and engine with the arguments the server sends for the tool's defaults
+# (tests/tool_calls.py: from the registry, so a new tool is traced too), then variants.
+JOBS = [job for job in every_job({"pdf_search": {"query": "e[a-z]+", "regex": True}}).values()] + [
     ("pdf_info", {"password": "airlock"}),
     ("pdf_read", {"max_chars": 100_000, "password": "airlock"}),
-    ("pdf_outline", {"max_depth": 16, "max_items": 1000}),
     ("pdf_attachments", {"max_bytes": 1 << 20, "max_items": 1000, "extract": "notes.txt"}),
-    ("pdf_annotations", {"max_items": 1000}),
-    ("pdf_forms", {"max_items": 1000}),
-    ("pdf_security", {}),
-    ("pdf_search", {"query": "e[a-z]+", "regex": True, "max_results": 100, "time_budget_ms": 2000}),
-    ("pdf_render", {"page": "1", "dpi": 72, "max_pixels": 4_000_000}),
-    ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000}),
     ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Photo"}}),
     ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Fm0/Inner"}}),
-    # OCR (Tesseract in the child): every page of every document, and the default on scans
+    # OCR (Tesseract in the child): every page of every document (the tools' default is "auto")
     ("pdf_read", {"max_chars": 100_000, "ocr": "force"}),
-    ("pdf_read", {"max_chars": 100_000, "ocr": "auto"}),
     ("pdf_search", {"query": "e", "max_results": 100, "time_budget_ms": 2000, "ocr": "force"}),
     ("pdf_markdown", {"max_chars": 100_000, "ocr": "force"}),
 ]
@@ -122,6 +115,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="keep the raw strace output here")
     ns = parser.parse_args()
+    os.environ[TEST_HOOKS_ENV] = "1"  # the jobs skip seccomp, which only the test hooks allow
     with tempfile.TemporaryDirectory() as tmp:
         trace = ns.keep or Path(tmp) / "trace.txt"
         anyio.run(run_corpus, trace, corpus(Path(tmp)))

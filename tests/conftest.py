@@ -36,6 +36,10 @@ ALL_TOOLS = set(TOOLS)
 BOMB_MIB = 1024
 TEST_TIMEOUT_S = 3
 TEST_MEMORY_MB = 256
+# Set by CI (.ci/run), like PDF_AIRLOCK_REQUIRE_DOCKER: a test that needs a sandbox layer this
+# kernel lacks then fails instead of being skipped.
+REQUIRE_LAYERS_ENV = "PDF_AIRLOCK_REQUIRE_SANDBOX_LAYERS"
+LANDLOCK_ABI = 4  # TCP rules: the escape table's full-sandbox column needs them
 
 
 # Tests by purpose: each folder of tests/ is a marker (pyproject.toml registers them), so
@@ -53,6 +57,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def landlock_layer() -> None:
+    """A test that needs Landlock (ABI >= 4): skipped on a kernel without it, or failed there
+    when ``PDF_AIRLOCK_REQUIRE_SANDBOX_LAYERS=1`` (CI). Use as ``needs_landlock``."""
+    from pdf_airlock.worker.sandbox import landlock
+
+    abi = landlock.abi_version()
+    if abi >= LANDLOCK_ABI:
+        return
+    reason = f"kernel without Landlock ABI >= {LANDLOCK_ABI} (ABI {abi})"
+    if os.environ.get(REQUIRE_LAYERS_ENV) == "1":
+        pytest.fail(f"{reason}, and {REQUIRE_LAYERS_ENV}=1 requires every sandbox layer")
+    pytest.skip(reason)
+
+
+needs_landlock = pytest.mark.usefixtures("landlock_layer")
 
 
 @pytest.fixture(scope="session")

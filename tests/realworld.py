@@ -284,3 +284,133 @@ def short_range_to_unicode_pdf() -> bytes:
     turned.MediaBox = [-40, -30, 572, 762]
     turned.Rotate = 90
     return _save(pdf)
+
+
+# -- fonts a document names but does not embed ----------------------------------------------
+# One line each: (label, BaseFont, how it is encoded, text, whether PDFium with its own Linux font
+# list draws it the same on a host with the fallback fonts' Debian packages: it draws Song and
+# Ming faces with the collection's first, Japanese, sans-serif face, and nothing for the script
+# fonts' usual names). "simple": a WinAnsi
+# simple font (Type1 for the Standard 14 names, TrueType otherwise); a CMap name: a CID font of
+# that predefined Unicode CMap (PDFium asks for a face by the ordering's character set);
+# "identity": Identity-H with a ToUnicode map (PDFium asks by name).
+NOT_EMBEDDED_LINES: tuple[tuple[str, str, str, str, bool], ...] = (
+    ("Helvetica", "Helvetica", "simple", "Helvetica, not embedded", True),
+    ("Arial bold", "Arial,Bold", "simple", "Arial,Bold, not embedded", True),
+    ("Times italic", "TimesNewRomanPS-ItalicMT", "simple", "Times New Roman Italic", True),
+    ("Courier New", "CourierNewPSMT", "simple", "Courier New, not embedded", True),
+    ("Japanese", "HeiseiKakuGo-W5", "UniJIS-UCS2-H", "日本語のテキスト", True),
+    ("Chinese", "STSong-Light", "UniGB-UCS2-H", "中文字体测试", False),
+    ("Traditional Chinese", "MSung-Light", "UniCNS-UCS2-H", "繁體中文測試", False),
+    ("Korean", "HYGoThic-Medium", "UniKS-UCS2-H", "한국어 텍스트", True),
+    ("Arabic, Noto", "NotoSansArabic", "identity", "مرحبا بالعالم", True),
+    ("Hebrew, Noto", "NotoSansHebrew", "identity", "שלום עולם", True),
+    ("Devanagari, Noto", "NotoSansDevanagari", "identity", "नमस्ते दुनिया", True),
+    ("Bengali, Noto", "NotoSansBengali", "identity", "নমস্কার বিশ্ব", True),
+    ("Thai, Noto", "NotoSansThai", "identity", "สวัสดีชาวโลก", True),
+    ("Greek and Cyrillic, Noto", "NotoSerif", "identity", "Καλημέρα Привет", True),
+    ("Arabic", "TraditionalArabic", "identity", "مرحبا بالعالم", False),
+    ("Hebrew", "David", "identity", "שלום עולם", False),
+    ("Devanagari", "Mangal", "identity", "नमस्ते दुनिया", False),
+    ("Bengali", "Vrinda", "identity", "নমস্কার বিশ্ব", False),
+    ("Thai", "AngsanaNew", "identity", "สวัสดีชาวโลก", False),
+)
+NOT_EMBEDDED_SIZE = 18  # points
+NOT_EMBEDDED_PITCH = 36  # points from one line's baseline to the next
+NOT_EMBEDDED_MARGIN = 36
+
+
+def _cmap_to_unicode(chars: list[str]) -> bytes:
+    pairs = "\n".join(f"<{code:04x}> <{ord(char):04x}>" for code, char in enumerate(chars, start=1))
+    return (
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+        "/CMapName /Adobe-Identity-UCS def /CMapType 2 def\n"
+        "1 begincodespacerange <0000> <ffff> endcodespacerange\n"
+        f"{len(chars)} beginbfchar\n{pairs}\nendbfchar\n"
+        "endcmap CMapName currentdict /CMap defineresource pop end end\n"
+    ).encode()
+
+
+_ORDERINGS = {
+    "UniJIS-UCS2-H": "Japan1",
+    "UniGB-UCS2-H": "GB1",
+    "UniCNS-UCS2-H": "CNS1",
+    "UniKS-UCS2-H": "Korea1",
+}
+
+
+def _not_embedded_font(pdf: pikepdf.Pdf, name: str, encoding: str, text: str) -> tuple[pikepdf.Object, str]:
+    """A font dictionary naming ``name`` with no font file, and the string showing ``text``."""
+    base = pikepdf.Name("/" + name)
+    descriptor = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.FontDescriptor, FontName=base, Flags=32, FontBBox=[-200, -300, 1200, 1000],
+            ItalicAngle=0, Ascent=900, Descent=-250, CapHeight=700, StemV=80,
+        )
+    )  # fmt: skip
+    if encoding == "simple":
+        if name == "Helvetica":
+            return _helvetica(pdf), "(" + text + ")"
+        widths = [600] * 95
+        font = pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.TrueType, BaseFont=base,
+            Encoding=pikepdf.Name.WinAnsiEncoding, FirstChar=32, LastChar=126, Widths=widths,
+            FontDescriptor=descriptor,
+        )  # fmt: skip
+        return pdf.make_indirect(font), "(" + text + ")"
+    cmap = encoding != "identity"
+    descendant = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.CIDFontType0 if cmap else pikepdf.Name.CIDFontType2,
+        BaseFont=base,
+        CIDSystemInfo=pikepdf.Dictionary(
+            Registry="Adobe", Ordering=_ORDERINGS.get(encoding, "Identity"), Supplement=2
+        ),
+        FontDescriptor=descriptor,
+        DW=1000 if cmap else 600,
+    )
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type0, BaseFont=base,
+        Encoding=pikepdf.Name("/" + (encoding if cmap else "Identity-H")),
+        DescendantFonts=[pdf.make_indirect(descendant)],
+    )  # fmt: skip
+    if cmap:
+        return pdf.make_indirect(font), "<" + "".join(f"{ord(char):04x}" for char in text) + ">"
+    chars = sorted(set(text))
+    font.ToUnicode = pdf.make_stream(_cmap_to_unicode(chars))
+    return pdf.make_indirect(font), "<" + "".join(f"{chars.index(char) + 1:04x}" for char in text) + ">"
+
+
+def not_embedded_height() -> int:
+    return 2 * NOT_EMBEDDED_MARGIN + NOT_EMBEDDED_PITCH * len(NOT_EMBEDDED_LINES)
+
+
+def not_embedded_baseline(line: int) -> int:
+    """The baseline of line ``line`` (from 0), in points from the top of the page."""
+    return NOT_EMBEDDED_MARGIN + NOT_EMBEDDED_PITCH * line + NOT_EMBEDDED_SIZE
+
+
+def not_embedded_box(line: int, width: int) -> tuple[int, int, int, int]:
+    """The pixels of line ``line`` in a render at 72 dpi ``width`` pixels wide (a crop box)."""
+    baseline = not_embedded_baseline(line)
+    return (0, baseline - NOT_EMBEDDED_PITCH + 8, width, baseline + 10)
+
+
+def not_embedded_fonts_pdf() -> bytes:
+    """One page of ``NOT_EMBEDDED_LINES``, each in a font the document names but does not embed."""
+    pdf = pikepdf.new()
+    height = not_embedded_height()
+    fonts, shown = {}, []
+    for number, (_label, name, encoding, text, _found) in enumerate(NOT_EMBEDDED_LINES):
+        font, string = _not_embedded_font(pdf, name, encoding, text)
+        fonts[f"/F{number}"] = font
+        y = height - not_embedded_baseline(number)
+        shown.append(f"BT /F{number} {NOT_EMBEDDED_SIZE} Tf {NOT_EMBEDDED_MARGIN} {y} Td {string} Tj ET")
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page, MediaBox=[0, 0, 612, height],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(fonts)),
+        Contents=pdf.make_stream("\n".join(shown).encode()),
+    )  # fmt: skip
+    pdf.pages.append(pikepdf.Page(page))
+    return _save(pdf)

@@ -80,6 +80,7 @@ PEER_SECONDS = 3600
 QUICK_RATIO_WORDS = 60_000
 MIN_OTHER_WORDS = 3  # a line with a stamp token and this many other words has the stamp merged in
 ITEM_WORDS = 8  # a truth list item is found when its first words are in a found item
+AIRLOCK = "pdf-airlock"
 MD_SYSTEMS = ("pdf-airlock", "pymupdf4llm", "liteparse", "edgeparse", "markitdown", "pdfium-text")
 PEERS = ("pymupdf4llm", "liteparse", "edgeparse", "markitdown")
 TABLE_SYSTEMS = ("pdf-airlock", "camelot-lattice", "camelot-stream", "pdfplumber")
@@ -88,9 +89,14 @@ KINDS = ("paper", "manual", "public", "olmocr", "icdar")
 UNIT_TYPES = ("present", "absent", "order", "table")
 HEADING_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
 ITEM_RE = re.compile(r"^(\s*)(?:[-*+\u2022]|\d{1,9}[.)])\s+(.*)$")
-NUMBERING_RE = re.compile(
-    r"^(?:(?:appendix|chapter|part|section)\s+)?(?:[0-9]+(?:\.[0-9]+)*|[ivxlc]+|[a-z](?:[0-9]+)?(?:\.[0-9]+)*"
-    r"|[ivxlc]+\s*[a-z][0-9]*)\s+"
+NUMBERING_RE = re.compile(  # a section number as printed, read before ``norm`` drops its dots
+    r"^\s*(?:(?i:appendix|annex|chapter|part|section)\s+(?:[A-Z]|\d{1,3}|[IVXLC]{1,6})\b[.:]?"
+    r"|\d{1,3}(?:\.\d{1,3})*\.?"  # 2, 2.7, 2.7.2, 2.7.2.
+    r"|[A-Z](?:\.\d{1,3})+\.?"  # A.1, B.2.3: an appendix's sections
+    r"|[IVXLC]{1,6}-[A-Z]\d{0,2}\.?"  # II-A, II-A1 (IEEEtran's references to subsections)
+    r"|[IVXLC]{1,6}\.|[A-Z]\.|[A-Z](?=\s+[A-Z])"  # IV., B., and "A Proofs" (an appendix's letter)
+    r"|\d{1,3}\)|\((?:\d{1,3}|[a-z]|[ivx]{1,5})\)|[a-z]\))"  # 1), (1), (a), (iv), a)
+    r"\s+"
 )
 LEADIN_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*(.+?)\*\*|__(.+?)__)")
 FUZZY_HEADING = 0.9  # difflib ratio at which a heading differs from the truth's by a symbol or two
@@ -186,12 +192,12 @@ def load_docs(devset: Path, kinds: Iterable[str]) -> list[Doc]:
 
 @dataclass
 class Parsed:
-    headings: list[str] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)  # as printed (markup aside)
     levels: list[int] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
     tables: int = 0
     lines: list[str] = field(default_factory=list)
-    leadins: list[str] = field(default_factory=list)  # bold text opening a paragraph line
+    leadins: list[str] = field(default_factory=list)  # bold text opening a paragraph line, as printed
 
 
 def parse(markdown: str) -> Parsed:
@@ -199,7 +205,7 @@ def parse(markdown: str) -> Parsed:
     pipe and HTML tables."""
     out, in_table, current = Parsed(), False, -1
     for match in re.finditer(r"<h([1-6])[^>]*>(.*?)</h\1>", markdown, re.S | re.I):
-        out.headings.append(norm(html.unescape(re.sub(r"<[^>]+>", " ", match.group(2)))))
+        out.headings.append(" ".join(html.unescape(re.sub(r"<[^>]+>", " ", match.group(2))).split()))
         out.levels.append(int(match.group(1)))
     out.tables += len(re.findall(r"<table\b", markdown, re.I))
     for raw in markdown.splitlines():
@@ -210,7 +216,7 @@ def parse(markdown: str) -> Parsed:
             out.tables += 1
         in_table = is_row
         if heading := HEADING_RE.match(line):
-            out.headings.append(norm(heading.group(2)))
+            out.headings.append(unmarked(heading.group(2)))
             out.levels.append(len(heading.group(1)))
             current = -1
         elif item := ITEM_RE.match(line):
@@ -219,26 +225,43 @@ def parse(markdown: str) -> Parsed:
         elif not line.strip() or is_row:
             current = -1
         if leadin := LEADIN_RE.match(line):
-            out.leadins.append(norm(leadin.group(1) or leadin.group(2)))
+            out.leadins.append(unmarked(leadin.group(1) or leadin.group(2)))
         elif current >= 0:
             out.items[current] = f"{out.items[current]} {norm(line)}".strip()
     return out
 
 
+def unmarked(text: str) -> str:
+    """A heading's text as a reader sees it: emphasis and escapes aside, spacing collapsed."""
+    return " ".join(re.sub(r"\\(?=[^\w\s])|\*\*|__|(?<!\w)[*_]|[*_](?!\w)", "", text).split())
+
+
 def strip_numbering(text: str) -> str:
+    """A heading as printed without its section number ("2.7.2 Results", "IV. RESULTS",
+    "B. Data", "II-A1 Set-up", "(1) Cases", "Appendix A: Proofs")."""
     return NUMBERING_RE.sub("", text, count=1)
+
+
+def heading_keys(text: str) -> list[str]:
+    """The keys a heading as printed may match by: its words, then its words without its
+    section number (a title may start with a capital letter of its own: "A Survey")."""
+    keys = [norm(text)]
+    if (bare := norm(strip_numbering(text))) and bare != keys[0]:
+        keys.append(bare)
+    return [key for key in keys if key]
 
 
 def match_headings(truth: list[tuple[str, int]], parsed: Parsed, runin: Iterable[str] = ()) -> dict[int, int]:
     """Truth index -> found index of each matched heading. Found indexes count the Markdown's
     headings, then its bold lead-ins, which may match only the truth's run-in headings
     (``\\paragraph``): a run-in heading is found as a heading line or as a bold lead-in. An exact
-    pass (numbering set aside, a title wrapped over two heading lines joined), then a close one."""
-    keys = [strip_numbering(norm(text)) for text, _ in truth]
-    runin_keys = {strip_numbering(norm(text)) for text in runin}
+    pass (numbering set aside on either side, a title wrapped over two heading lines joined), then
+    a close one (``FUZZY_HEADING``) on the words without numbering."""
+    runin_keys = {key for text in runin for key in heading_keys(text)}
     wanted: dict[str, list[int]] = defaultdict(list)
-    for index, key in enumerate(keys):
-        wanted[key].append(index)
+    for index, (text, _) in enumerate(truth):
+        for key in heading_keys(text):
+            wanted[key].append(index)
     count = len(parsed.headings)
     found = list(zip(parsed.headings, range(count), strict=True))
     joined = [(f"{a} {b}", i) for (a, i), (b, _) in itertools.pairwise(found)]
@@ -248,19 +271,21 @@ def match_headings(truth: list[tuple[str, int]], parsed: Parsed, runin: Iterable
     for text, index in [*found, *joined, *leadins]:
         if index in used:
             continue
-        for key in (text, strip_numbering(text), strip_numbering(strip_numbering(text))):
+        for key in heading_keys(text):
             free = [t for t in wanted.get(key, []) if t not in pairs]
-            if key and free and (index < count or key in runin_keys):
+            if free and (index < count or key in runin_keys):
                 pairs[free[0]] = index
                 used.add(index)
                 break
-    for t, key in enumerate(keys):
+    for t, (want, _) in enumerate(truth):
+        key = heading_keys(want)[-1] if heading_keys(want) else ""
         if t in pairs or not key:
             continue
         for text, index in [*found, *leadins]:
             if index in used or (index >= count and key not in runin_keys):
                 continue
-            if difflib.SequenceMatcher(None, key, strip_numbering(text)).ratio() >= FUZZY_HEADING:
+            got = heading_keys(text)
+            if got and difflib.SequenceMatcher(None, key, got[-1]).ratio() >= FUZZY_HEADING:
                 pairs[t] = index
                 used.add(index)
                 break
@@ -290,16 +315,20 @@ def similarity(truth_words: list[str], got_words: list[str]) -> float:
 
 
 def stamp_leaks(parsed: Parsed, stamp: str | None) -> int:
-    """Lines holding a token of the rotated stamp together with several words that are not the
-    stamp's: its characters merged into body lines."""
+    """Lines holding the rotated stamp's own identifier (``03812v2`` of ``arXiv:1907.03812v2``)
+    together with several words that are not the stamp's: its characters merged into body
+    lines. A reference that cites another arXiv paper is no leak: only this stamp's identifier
+    counts."""
     if not stamp:
         return 0
     stamp_words = set(norm(stamp).split())
-    tokens = [t for t in norm(stamp).split() if len(t) >= 5 and not t.isalpha()] + ["arxiv", "xiv"]
+    tokens = [
+        t for t in norm(stamp).split() if len(t) >= 5 and any(c.isdigit() for c in t) and not t.isdigit()
+    ]
     leaks = 0
     for line in parsed.lines:
         words = norm(line).split()
-        if any(t in words or any(w.startswith(t) or w.endswith(t) for w in words) for t in tokens):
+        if any(any(t in w for w in words) for t in tokens):
             leaks += sum(w not in stamp_words for w in words) >= MIN_OTHER_WORDS
     return leaks
 
@@ -588,7 +617,10 @@ def run_floor(warmup: str, specs: list[str]) -> Outputs:
     return got
 
 
-async def run_airlock_async(warmup: str, specs: list[str]) -> Outputs:
+async def run_airlock_async(pythons: dict[str, str], warmup: str, specs: list[str]) -> dict[str, Outputs]:
+    """Each pdf-airlock server (system -> its interpreter) answers every spec; the servers take
+    turns document by document (the order rotating), so a shared machine's load falls on all
+    alike."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -596,35 +628,40 @@ async def run_airlock_async(warmup: str, specs: list[str]) -> Outputs:
     roots = sorted({str(Path(path).parent) for path in paths})
     args = ["-m", "pdf_airlock.server", "serve", "--cache-mb", "0", "--log-level", "warning"]
     args += [a for root in roots for a in ("--root", root)]
-    got: Outputs = dict.fromkeys(specs)
-    async with Client(
-        StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT)), mode="legacy"
-    ) as client:
-        await client.call_tool("pdf_markdown", {"path": warmup, "max_chars": MAX_CHARS})
-        for spec in specs:
+    got: dict[str, Outputs] = {system: dict.fromkeys(specs) for system in pythons}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {}
+        for system, interpreter in pythons.items():
+            params = StdioServerParameters(command=interpreter, args=args, cwd=str(ROOT))
+            clients[system] = await stack.enter_async_context(Client(params, mode="legacy"))
+            await clients[system].call_tool("pdf_markdown", {"path": warmup, "max_chars": MAX_CHARS})
+        order = list(clients)
+        for turn, spec in enumerate(specs):
             path, _, pages = spec.partition("::")
             if pages:
                 tool, arguments = "pdf_tables", {"path": path, "pages": pages, "max_tables": 1000}
             else:
                 tool, arguments = "pdf_markdown", {"path": path, "max_chars": MAX_CHARS}
-            started = time.perf_counter()
-            result = await client.call_tool(tool, arguments)
-            seconds = time.perf_counter() - started
-            if result.is_error:
-                sys.stderr.write(f"pdf-airlock {spec}: {str(result.structured_content)[:300]}\n")
-                continue
-            content = result.structured_content
-            if pages:
-                got[spec] = ([{"page": t["page"], "rows": t["rows"]} for t in content["tables"]], seconds)
-            else:
-                got[spec] = (str(content["markdown"]), seconds)
+            for system in order[turn % len(order) :] + order[: turn % len(order)]:
+                started = time.perf_counter()
+                result = await clients[system].call_tool(tool, arguments)
+                seconds = time.perf_counter() - started
+                if result.is_error:
+                    sys.stderr.write(f"{system} {spec}: {str(result.structured_content)[:300]}\n")
+                    continue
+                content = result.structured_content
+                if pages:
+                    tables = [{"page": t["page"], "rows": t["rows"]} for t in content["tables"]]
+                    got[system][spec] = (tables, seconds)
+                else:
+                    got[system][spec] = (str(content["markdown"]), seconds)
     return got
 
 
-def run_airlock(warmup: str, specs: list[str]) -> Outputs:
+def run_airlock(pythons: dict[str, str], warmup: str, specs: list[str]) -> dict[str, Outputs]:
     import anyio
 
-    return anyio.run(run_airlock_async, warmup, specs)
+    return anyio.run(run_airlock_async, pythons, warmup, specs)
 
 
 # -- per-document scores -------------------------------------------------------------------------
@@ -745,7 +782,12 @@ def saved_outputs(out: Path, system: str, docs: list[Doc], specs: list[str]) -> 
 
 
 def run_systems(
-    docs: list[Doc], systems: list[str], python: Path, out: Path, rescore: bool = False
+    docs: list[Doc],
+    systems: list[str],
+    python: Path,
+    out: Path,
+    rescore: bool = False,
+    baselines: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Score | None]]:
     md_docs = [d for d in docs if d.kind != "icdar"]
     table_docs = [d for d in docs if d.kind == "icdar"]
@@ -753,12 +795,17 @@ def run_systems(
     table_specs = [f"{d.path}::{','.join(map(str, d.table_pages))}" for d in table_docs]
     warmup = str((md_docs or table_docs)[0].path)
     results: dict[str, dict[str, Score | None]] = {}
+    pythons = {s: sys.executable for s in systems if s == AIRLOCK}
+    pythons |= {f"{AIRLOCK}@{name}": interpreter for name, interpreter in (baselines or {}).items()}
+    systems = [s for s in systems if s != AIRLOCK] if pythons else systems
+    systems = [*pythons, *systems]
+    airlocks = run_airlock(pythons, warmup, md_specs + table_specs) if pythons and not rescore else {}
     for system in systems:
         outputs: Outputs = {}
         if rescore:
             outputs = saved_outputs(out, system, [*md_docs, *table_docs], md_specs + table_specs)
-        elif system == "pdf-airlock":
-            outputs = run_airlock(warmup, md_specs + table_specs)
+        elif system in airlocks:
+            outputs = airlocks[system]
         elif system in PEERS:
             outputs = run_peer(python, system, warmup, md_specs)
         elif system in TABLE_PEERS:
@@ -783,7 +830,8 @@ def run_systems(
                 (out / system / f"{safe}.json").write_text(json.dumps(answer[0]))
                 scores[doc.name] = score_tables(doc, answer[0], answer[1])
             else:
-                (out / system / f"{safe}.md").write_text(answer[0])
+                # a peer may answer with a lone surrogate: written replaced, scored as answered
+                (out / system / f"{safe}.md").write_text(answer[0], errors="replace")
                 scores[doc.name] = score_markdown(doc, answer[0], answer[1])
         if not rescore:
             saved = out / system / "seconds.json"
@@ -816,6 +864,14 @@ def run_systems(
 
 
 # -- the report ------------------------------------------------------------------------------
+
+
+def is_md(system: str) -> bool:
+    return system in MD_SYSTEMS or system.startswith(f"{AIRLOCK}@")
+
+
+def is_table(system: str) -> bool:
+    return system in TABLE_SYSTEMS or system.startswith(f"{AIRLOCK}@")
 
 
 def total(scores: Iterable[Score], key: str) -> float:
@@ -919,12 +975,10 @@ def summary(
     for split in ("dev", "held-out"):
         part = [d for d in docs if d.split == split]
         lines += ["", f"**{split}**", "", *SUMMARY_HEAD]
-        lines += [summary_row(system, results[system], part) for system in results if system in MD_SYSTEMS]
+        lines += [summary_row(system, results[system], part) for system in results if is_md(system)]
         if any(d.kind == "icdar" for d in part):
             lines += ["", f"ICDAR 2013 tables, {split} (table pages given):", "", *TABLE_HEAD]
-            lines += [
-                table_row(system, results[system], part) for system in results if system in TABLE_SYSTEMS
-            ]
+            lines += [table_row(system, results[system], part) for system in results if is_table(system)]
     return "\n".join(lines)
 
 
@@ -940,7 +994,7 @@ def per_document(results: dict[str, dict[str, Score | None]], docs: list[Doc]) -
         "never shown one by one.",
         "",
     ]
-    systems = [s for s in results if s in MD_SYSTEMS]
+    systems = [s for s in results if is_md(s)]
     lines += [
         "| document | kind | split | pages | " + " | ".join(systems) + " |",
         "|---|---|---|---|" + "---|" * len(systems),
@@ -970,7 +1024,7 @@ def per_document(results: dict[str, dict[str, Score | None]], docs: list[Doc]) -
         lines.append(f"| {doc.name} | {doc.kind} | {doc.split} | {doc.pages} | " + " | ".join(cells) + " |")
     lines += ["", "H: heading F1; T: text similarity; U: unit tests passed; ph: phantom tables; "
               "stamp: lines with the margin stamp merged in.", ""]  # fmt: skip
-    table_systems = [s for s in results if s in TABLE_SYSTEMS]
+    table_systems = [s for s in results if is_table(s)]
     if any(d.kind == "icdar" for d in docs) and table_systems:
         lines += ["## ICDAR 2013 (adjacency F1 per document)", ""]
         lines += [
@@ -1035,6 +1089,14 @@ def main() -> None:
     parser.add_argument("--report", type=Path, default=REPORT)
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/ alone")
     parser.add_argument("--rescore", action="store_true", help="score the answers a previous run saved")
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="NAME=PYTHON",
+        help="another pdf-airlock (an interpreter that imports another checkout), run as "
+        "pdf-airlock@NAME, taking turns with this one document by document",
+    )
     parser.add_argument("--peer", help=argparse.SUPPRESS)
     parser.add_argument("--warmup", help=argparse.SUPPRESS)
     parser.add_argument("--check-tests", type=Path, help=argparse.SUPPRESS)
@@ -1054,7 +1116,8 @@ def main() -> None:
     if not docs:
         raise SystemExit(f"no documents under {args.devset}: run python -m bench.corpora.devset_build first")
     systems = [s for s in args.systems.split(",") if s]
-    results = run_systems(docs, systems, args.peers_python, args.devset / "out", args.rescore)
+    baselines = dict(item.split("=", 1) for item in args.baseline)
+    results = run_systems(docs, systems, args.peers_python, args.devset / "out", args.rescore, baselines)
     text = summary(results, docs, sys.argv[1:], args.report, args.peers_python)
     print(text)
     if not args.no_write:

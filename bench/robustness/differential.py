@@ -1,7 +1,7 @@
 """Differential test: every tool's job in the sandbox and in this process, on the same files.
 
-``python -m bench.robustness.differential --corpus DIR [--tools pdf_read,pdf_search] [--jobs 2] [--limit N]
-[--out FILE.json] [--strict-loads]``
+``python -m bench.robustness.differential --corpus DIR [--corpus DIR2 ...] [--tools pdf_read,pdf_search]
+[--jobs 2] [--limit N] [--out FILE.json] [--strict-loads] [--sandbox-only]``
 
 Each ``*.pdf`` in ``--corpus`` (nothing is fetched: pdf.js's ``test/pdfs`` is one such folder;
 never commit corpus files) goes through each tool's job, ``pdf_read`` twice (``engine`` fast and
@@ -14,6 +14,10 @@ layout), with the arguments the supervisor sends for the tool's defaults, twice:
   the zygote does): ``pdf_airlock.worker.child._execute`` (its input fd pointed at the same memfd) and
   ``_encode``, so exceptions become typed errors exactly as in a child; no sandbox, no limits
   (a guard stops a runaway parse: ``IN_PROCESS_GUARD_S``, ``IN_PROCESS_GUARD_BYTES``).
+
+``pdf_read/hidden`` is ``pdf_read`` (fast) with ``include_hidden``: both sides must agree on what
+the visibility check leaves out too, and the report counts it (``withheld``): characters left out
+per corpus, by reason, and the documents where it left out more than a few, to be read.
 
 Both outcomes are judged by ``pdf_airlock.server.pool.verdict.classify`` (so both results are JSON
 round-tripped and both errors are supervisor codes), then validated like
@@ -33,7 +37,9 @@ changed ("run again: sandbox same, in-process differs"): a side that changes is 
 nondeterminism or state left by earlier documents in this process, not the sandbox.
 
 ``internal``, ``crashed`` and ``sandbox_violation`` are bugs wherever they appear, even on both
-sides. ``--strict-loads`` sets ``PDF_AIRLOCK_STRICT_LOADS=1`` for the zygote
+sides. ``--sandbox-only`` is a sweep for those: each job in the sandbox only (nothing compared),
+in half the time; several ``--corpus`` folders are read as one (the table counts each job's
+error codes and bugs). ``--strict-loads`` sets ``PDF_AIRLOCK_STRICT_LOADS=1`` for the zygote
 (``pdf_airlock.worker.strict_loads``): a lazy load after sandboxing is then an ``internal`` error naming it.
 Prints a markdown table (for docs/robustness.md) and the files of each class; ``--out`` writes
 every job's outcome and raw differences as JSON. If worker/ changed or the zygote restarted
@@ -116,6 +122,7 @@ _CONTEXT_CHARS: Final = 40
 _TOP: Final = 10
 _PROGRESS_EVERY: Final = 25
 _P95: Final = 0.95
+WITHHELD_SHOWN_CHARS: Final = 20  # a document the check leaves out this much of is listed, to be read
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +161,13 @@ def _jobs(password: str | None) -> list[Job]:
         ),
         Job("pdf_read/fast", "pdf_read", read | {"engine": "fast"}, _untrusted("pdf_read")),
         Job("pdf_read/layout", "pdf_read", read | {"engine": "layout"}, _untrusted("pdf_read")),
+        # What the visibility check leaves out, listed (``withheld`` reports it by document).
+        Job(
+            "pdf_read/hidden",
+            "pdf_read",
+            read | {"engine": "fast", "include_hidden": True},
+            _untrusted("pdf_read"),
+        ),
         Job(
             "pdf_markdown",
             "pdf_markdown",
@@ -460,10 +474,10 @@ def _died_of_signal(side: Side) -> bool:
 
 
 async def diff_document(
-    pool: Pool, in_process: InProcess, settings: Settings, data: bytes, jobs: list[Job]
+    pool: Pool, in_process: InProcess | None, settings: Settings, data: bytes, jobs: list[Job]
 ) -> list[JobRecord]:
     """Every job on ``data`` in the sandbox (in parallel, up to the pool's workers), then in this
-    process (one by one), compared."""
+    process (one by one), compared; with no ``in_process``, the sandbox's outcomes alone."""
     fd = os.memfd_create("differential", os.MFD_CLOEXEC)
     try:
         os.write(fd, data)
@@ -477,6 +491,9 @@ async def diff_document(
                 group.start_soon(one, index)
         records = []
         for job, sandbox in zip(jobs, sandboxed, strict=True):
+            if in_process is None:
+                records.append(JobRecord(job.name, sandbox, Side(skipped=True), [], bugs(sandbox, Side())))
+                continue
             local = Side(skipped=True) if _died_of_signal(sandbox) else in_process.run(job, fd)
             differences = compare(sandbox, local)
             if differences and not local.skipped:
@@ -554,6 +571,45 @@ def table(results: dict[str, list[JobRecord]]) -> str:
     return "\n".join(lines)
 
 
+def withheld(results: dict[str, list[JobRecord]], at_least: int = WITHHELD_SHOWN_CHARS) -> str:
+    """What the visibility check leaves out of ``pdf_read`` (the ``pdf_read/hidden`` job, which
+    lists the hidden runs; in-process, or the sandbox's where in-process failed): characters left
+    out against those kept, documents with any, runs by reason, and each document where it left
+    out ``at_least`` characters or more (the ones to look at)."""
+    kept = removed = documents = 0
+    reasons: Counter[str] = Counter()
+    listed: list[tuple[int, str, str]] = []
+    for name, records in results.items():
+        for record in records:
+            result = record.in_process.result or record.sandbox.result
+            if record.job != "pdf_read/hidden" or result is None:
+                continue
+            pages = result["pages"]
+            runs = [run for page in pages for run in page.get("hidden", [])]
+            chars = sum(len(run["text"]) for run in runs)
+            kept += sum(len(page["text"]) for page in pages)
+            removed += chars
+            documents += bool(runs)
+            mine = Counter(run["reason"] for run in runs)
+            reasons.update(mine)
+            if chars >= at_least:
+                first = " ".join(runs[0]["text"].split())[:60]
+                listed.append((chars, name, f"{_counts(mine)}; first: {first!r} (page {runs[0]['page']})"))
+    if not kept and not removed:
+        return ""
+    share = removed / (kept + removed) if kept + removed else 0.0
+    lines = [
+        "",
+        f"**withheld by the visibility check** (pdf_read/hidden): {removed:,} characters of "
+        f"{kept + removed:,} ({share:.3%}) in {documents} document(s); runs by reason: {_counts(reasons)}",
+        "",
+        f"Documents with {at_least} or more characters left out:",
+        "",
+    ]
+    lines += [f"- {name}: {chars:,} chars; {detail}" for chars, name, detail in sorted(listed, reverse=True)]
+    return "\n".join(lines)
+
+
 def by_class(results: dict[str, list[JobRecord]]) -> str:
     """The files of each class of difference and bug, the largest differences first."""
     found: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
@@ -604,9 +660,10 @@ async def _run(ns: argparse.Namespace, files: list[Path]) -> tuple[dict[str, lis
     results: dict[str, list[JobRecord]] = {}
     started = time.monotonic()
     async with sandbox_pool(settings) as pool:
-        in_process = InProcess(settings)
+        in_process = None if ns.sandbox_only else InProcess(settings)
         for count, path in enumerate(files, start=1):
-            results[path.name] = await diff_document(pool, in_process, settings, path.read_bytes(), jobs)
+            data = path.read_bytes()
+            results[_name(path, ns.corpus)] = await diff_document(pool, in_process, settings, data, jobs)
             if count % _PROGRESS_EVERY == 0 or count == len(files):
                 differing = sum(any(r.differences for r in records) for records in results.values())
                 elapsed = round(time.monotonic() - started, 1)
@@ -614,6 +671,11 @@ async def _run(ns: argparse.Namespace, files: list[Path]) -> tuple[dict[str, lis
                     "differential_progress", files=count, of=len(files), differing=differing, seconds=elapsed
                 )
         return results, pool.restarts
+
+
+def _name(path: Path, corpora: list[Path]) -> str:
+    """A file's name, prefixed with its folder's when several corpora are read."""
+    return path.name if len(corpora) == 1 else f"{path.parent.name}/{path.name}"
 
 
 def _worker_digest() -> str:
@@ -628,7 +690,11 @@ def _worker_digest() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--corpus", type=Path, required=True, help="folder of *.pdf files (nothing is fetched)"
+        "--corpus",
+        type=Path,
+        required=True,
+        action="append",
+        help="folder of *.pdf files (nothing is fetched); repeat for several",
     )
     parser.add_argument("--tools", help="comma-separated tools or jobs (pdf_read/layout); default: all")
     parser.add_argument("--jobs", type=int, default=2, help="sandbox jobs at once (the pool's workers)")
@@ -637,12 +703,17 @@ def main() -> None:
     parser.add_argument(
         "--strict-loads", action="store_true", help="a lazy load after sandboxing fails the job"
     )
+    parser.add_argument(
+        "--sandbox-only", action="store_true", help="a sweep for bugs: no in-process side, nothing compared"
+    )
     ns = parser.parse_args()
     if ns.strict_loads:
         os.environ[STRICT_LOADS_ENV] = "1"  # the pool passes it to the zygote
     configure_logging("warning")
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its warnings about each odd font, in-process
-    files = sorted(p for p in ns.corpus.iterdir() if p.suffix.lower() == ".pdf" and p.is_file())[: ns.limit]
+    files = sorted(
+        p for corpus in ns.corpus for p in corpus.iterdir() if p.suffix.lower() == ".pdf" and p.is_file()
+    )[: ns.limit]
     # The in-process guard's memory cap (the zygote inherits it as its own; each child lowers it).
     resource.setrlimit(
         resource.RLIMIT_AS, (IN_PROCESS_GUARD_BYTES, resource.getrlimit(resource.RLIMIT_AS)[1])
@@ -656,7 +727,7 @@ def main() -> None:
     header = f"`{command}` on {_commit()}: {len(files)} files in {seconds:.0f} s"
     if restarts or _worker_digest() != code:
         header += f" (**worker/ changed or the zygote restarted ({restarts}) during the run: run it again**)"
-    sys.stdout.write(f"{header}\n\n{table(results)}\n{by_class(results)}\n")
+    sys.stdout.write(f"{header}\n\n{table(results)}\n{withheld(results)}\n{by_class(results)}\n")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,8 @@ def test_self_test_inside_the_container(shared: Path) -> None:
     shipped = sorted(lang.replace("-", "_") for lang in shipped_ocr_languages() if lang != "osd")
     assert len(shipped) == 26
     assert layers["ocr"].endswith("; scripts and orientation detected; languages: " + ", ".join(shipped))
+    # The image carries the fallback fonts: a page naming a font of each script draws them all.
+    assert layers["fonts"].startswith("active: 27 faces; fonts not embedded drew Chinese"), layers["fonts"]
     if SECCOMP != "unconfined":  # the project's profile, like Docker's, refuses unshare
         assert layers["namespaces"].startswith("unavailable")
 
@@ -329,3 +331,36 @@ async def test_ocr_of_a_scanned_page_in_the_container(shared: Path) -> None:
     assert (page["text_source"], page["text_layer"]) == ("ocr", "none")
     assert [hit["text_source"] for hit in found.structured_content["hits"]] == ["ocr"]
     assert markdown.structured_content["pages"][0]["text_source"] == "ocr"
+
+
+# Calls the server never makes in the container, each tried by the image's own interpreter under
+# the profile (its entry point replaced): the profile must refuse each (EPERM), where Docker's
+# default profile would allow it. Each prints the errno name it got, or "allowed".
+REFUSED_BY_THE_PROFILE = {
+    "socket_inet": "import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)",
+    "socket_unix": "import socket; socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)",
+    "ioctl_tiocsti": "import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b'x')",
+    "prctl_child_subreaper": "import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
+    "if libc.prctl(36, 1, 0, 0, 0) != 0: raise OSError(ctypes.get_errno(), '')",  # PR_SET_CHILD_SUBREAPER
+    "kill_sigstop": "import os, signal; os.kill(os.getpid(), signal.SIGSTOP)",
+}
+_ATTEMPT = """
+import errno, sys
+try:
+    exec(sys.argv[1])
+except OSError as error:
+    print(errno.errorcode.get(error.errno, error.errno))
+else:
+    print("allowed")
+"""
+
+
+@pytest.mark.skipif(SECCOMP in ("default", "unconfined"), reason="the project's profile is not in use")
+@pytest.mark.parametrize("attempt", REFUSED_BY_THE_PROFILE)
+def test_the_profile_refuses_what_the_server_never_needs(shared: Path, attempt: str) -> None:
+    flags = production_flags(shared)
+    at = flags.index(IMAGE)
+    flags[at:at] = ["--entrypoint", "/opt/airlock/bin/python"]
+    command = ["docker", *flags, "-I", "-c", _ATTEMPT, REFUSED_BY_THE_PROFILE[attempt]]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.strip() == "EPERM", (done.stdout, done.stderr[-2000:])

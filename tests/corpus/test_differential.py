@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import hidden_pdfs
 import pdfs
 import pytest
 import realworld
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.anyio
 CORPUS: dict[str, tuple[Callable[[], bytes], str | None]] = {
     "to-unicode.pdf": (realworld.to_unicode_pdf, None),
     "cjk.pdf": (realworld.predefined_cjk_pdf, None),
+    "not-embedded.pdf": (realworld.not_embedded_fonts_pdf, None),
     "form-xobject.pdf": (realworld.form_xobject_pdf, None),
     "hyphenated.pdf": (realworld.hyphenated_pdf, None),
     "text.pdf": (lambda: pdfs.text_pdf(HELLO_PAGES), None),
@@ -31,10 +33,14 @@ CORPUS: dict[str, tuple[Callable[[], bytes], str | None]] = {
     "images.pdf": (pdfs.images_pdf, None),
     "interactive.pdf": (pdfs.interactive_pdf, None),
     "structured.pdf": (pdfs.structured_pdf, None),
+    "hidden.pdf": (pdfs.hidden_text_pdf, None),
+    "cjk-on-a-box.pdf": (hidden_pdfs.KEPT["cjk_on_a_box"].build, None),
 }
 # Text each document's pdf_read must contain on both sides: the comparison is of real answers.
 EXPECTED_TEXT = {
+    "cjk-on-a-box.pdf": realworld.CJK_TEXT,
     "cjk.pdf": realworld.CJK_TEXT,
+    "not-embedded.pdf": "Helvetica, not embedded",
     "form-xobject.pdf": realworld.FORM_TEXT,
     "text.pdf": "Hello from page one.",
     "encrypted.pdf": "Encrypted body text",
@@ -68,6 +74,11 @@ async def test_sandbox_and_in_process_give_identical_answers() -> None:
             assert record.sandbox.result is not None
             text = "".join(page["text"] for page in record.sandbox.result["pages"])
             assert EXPECTED_TEXT.get(name, "") in text, (name, record.job)
+    report = differential.withheld(results, at_least=1)
+    assert "48 characters of" in report and "in 1 document(s)" in report, report
+    assert (
+        "- hidden.pdf: 48 chars; invisible_mode 1, outside_crop_box 1, same_colour_as_background 1" in report
+    )
 
 
 async def test_repair_warnings_are_the_same_in_and_out_of_the_sandbox() -> None:

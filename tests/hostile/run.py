@@ -83,11 +83,11 @@ async def run_all(root: Path, log: Path) -> tuple[list[Outcome], dict[str, float
                 seconds = time.perf_counter() - started
                 code = result.structured_content["error"]["code"] if result.is_error else "ok"
                 outcomes.append(Outcome(cls.name, engine, code, seconds, None))
-                ping_started = time.perf_counter()
-                await client.list_tools()
-                assert time.perf_counter() - ping_started < 1.0, "the server stalled after a hostile call"
+                await client.list_tools()  # the server still answers (the client's read timeout)
         rss["end_mb"] = supervisor().memory_info().rss / 1e6
-    audits = [json.loads(line) for line in log.read_text().splitlines() if '"tool_call"' in line]
+    lines = log.read_text().splitlines()
+    rss["unresponsive_zygote"] = sum('"zygote_unresponsive"' in line for line in lines)
+    audits = [json.loads(line) for line in lines if '"tool_call"' in line]
     audits = audits[1:]  # the warm-up call
     for outcome, audit in zip(outcomes, audits, strict=True):
         outcome.peak_rss_kb = audit.get("job_peak_rss_kb")

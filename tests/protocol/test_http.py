@@ -82,7 +82,7 @@ roots = ["{roots["bob"]}"]
 [[principal]]
 subject = "limited"
 roots = ["{roots["alice"]}"]
-rate_per_minute = 1
+rate_per_minute = 2
 
 [approval]
 attachments = true
@@ -323,7 +323,7 @@ async def test_the_2026_era_gets_the_same_principal_and_roots(server: RunningSer
 
 
 async def test_rate_limit_is_overloaded_with_retry_after(server: RunningServer, keys: Keys) -> None:
-    async with connect(server.url, keys.token("limited")) as client:
+    async with connect(server.url, keys.token("limited")) as client:  # initialize: the first of 2
         first = await client.call_tool("pdf_info", {"path": "report.pdf"})
         assert not first.is_error
         second = await client.call_tool("pdf_info", {"path": "report.pdf"})
@@ -625,6 +625,37 @@ def test_bad_policy_and_jwks_are_refused(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot load the JWKS file" in done.stderr
 
 
+def test_an_http_jwks_url_off_loopback_is_refused() -> None:
+    """A key set fetched in the clear could be swapped on the way."""
+    done = _serve("--auth-jwks", "http://login.example.com/jwks.json", "--auth-issuer", ISSUER)
+    assert done.returncode == 2
+    assert "--auth-jwks: an http:// URL is refused unless it names a loopback address" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [
+        (("--max-head-kb", "0"), "--max-head-kb must be from 1 to 1024"),
+        (("--head-timeout", "0"), "--head-timeout must be from 0.1 to 300"),
+        (("--keepalive-timeout", "4000"), "--keepalive-timeout must be from 0.1 to 3600"),
+        (("--max-connections", "0"), "--max-connections must be from 1 to 1e+06"),
+        (("--fd-reserve", "8"), "--fd-reserve must be from 16 to 65536"),
+        (("--max-body-mb", "0"), "--max-body-mb must be from 0.01 to 4096"),
+        (("--body-timeout", "0"), "--body-timeout must be from 1 to 3600"),
+        (("--sessions-per-principal", "0"), "--sessions-per-principal must be from 1 to 100000"),
+        (("--bodies-per-principal", "0"), "--bodies-per-principal must be from 1 to 1000"),
+        (("--auth-jwks-refresh", "0.5"), "--auth-jwks-refresh must be from 1 to 86400"),
+        (("--auth-jwks-cooldown", "0"), "--auth-jwks-cooldown must be from 1 to 3600"),
+        (("--cache-scope", "everyone"), "argument --cache-scope: invalid choice: 'everyone'"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, tuple) else None,
+)
+def test_http_limits_out_of_range_are_usage_errors(flags: tuple[str, ...], problem: str) -> None:
+    done = _serve(*flags)
+    assert done.returncode == 2
+    assert problem in done.stderr
+
+
 # -- a JWKS URL, approvals allowed without elicitation, a concurrency limit ------------------
 
 
@@ -685,19 +716,31 @@ async def test_jwks_url_and_allow_without_elicitation(url_server: RunningServer,
 
 
 async def test_concurrency_limit_is_overloaded(url_server: RunningServer, keys: Keys) -> None:
+    """The first call holds the principal's one slot while it waits for the human (the question
+    is the event that says so); the second call meanwhile is ``overloaded``."""
+    holding, checked = anyio.Event(), anyio.Event()
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        holding.set()
+        await checked.wait()
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    token = keys.token("carol")  # no earlier approval of risky.pdf for this principal
     async with (
-        connect(url_server.url, keys.token()) as first,
-        connect(url_server.url, keys.token()) as second,
+        connect(url_server.url, token, elicit=elicit) as first,
+        connect(url_server.url, token) as second,
     ):
         results: list[types.CallToolResult] = []
 
-        async def slow() -> None:
-            results.append(await first.call_tool("pdf_read", {"path": "slow.pdf", "engine": "layout"}))
+        async def risky() -> None:
+            results.append(await first.call_tool("pdf_read", {"path": "risky.pdf"}))
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(slow)
-            await anyio.sleep(0.3)
+            tg.start_soon(risky)
+            with anyio.fail_after(60):
+                await holding.wait()
             busy = await second.call_tool("pdf_info", {"path": "report.pdf"})
+            checked.set()
         assert error_code(busy) == "overloaded"
         assert busy.structured_content is not None
         assert busy.structured_content["error"]["details"]["limit"] == "concurrency"

@@ -202,6 +202,11 @@ def test_the_sdk_internals_the_transport_relies_on_are_there() -> None:
     assert "_read_stream_writer" in StreamableHTTPServerTransport.__annotations__
     admit = inspect.signature(StreamableHTTPSessionManager._admit_session)
     assert list(admit.parameters) == ["self", "requestor"]
+    discard = inspect.signature(StreamableHTTPSessionManager._discard_session)
+    assert list(discard.parameters) == ["self", "session_id", "transport"]
+    assert inspect.iscoroutinefunction(StreamableHTTPSessionManager._discard_session)
+    handle = inspect.signature(StreamableHTTPSessionManager._handle_request)
+    assert list(handle.parameters) == ["self", "scope", "receive", "send"]
     server: Server[Any] = Server("internals")
     assert isinstance(server.middleware, list)  # where SessionWatch is added
     manager = StreamableHTTPSessionManager(server)

@@ -20,13 +20,13 @@ import pdfs
 import pytest
 from conftest import HELLO_PAGES, connect
 
-from pdf_airlock.server.boundary.paths import PathPolicy, _hash_fd, within
+from pdf_airlock.server.boundary.paths import PathPolicy, _copy_sealed, within
 from pdf_airlock.server.errors import ToolError
 
 SECRET_TEXT = "Beside the root, not inside it."
 # The module's own limits, spelled out: a test that imported them would follow a changed value.
-DIGEST_MEMO = 4096
 HASH_INLINE_MAX = 4 << 20
+COPIES_KEPT = 16
 SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 SIBLING_SUFFIXES = ("-evil", "evil")
 
@@ -115,22 +115,37 @@ def test_a_large_input_is_hashed_off_the_event_loop_with_the_same_digest(tmp_pat
     assert caught.value.code == "too_large"
 
 
-def test_hashing_reads_no_more_than_one_byte_past_the_cap(tmp_path: Path) -> None:
-    """A file someone keeps appending to after its ``fstat`` is read up to the cap and one byte,
-    then refused as too_large, instead of read for as long as it grows."""
+def _copied(fd: int, limit: int) -> tuple[str, int, bytes]:
+    """``_copy_sealed``'s digest and size, and the bytes its memfd holds (then closed)."""
+    memfd, digest, size = _copy_sealed(fd, limit, os.fstat(fd).st_size)
+    try:
+        assert fcntl.fcntl(memfd, fcntl.F_GET_SEALS) & fcntl.F_SEAL_WRITE  # sealed: no one writes it
+        return digest, size, os.pread(memfd, size + 1, 0)
+    finally:
+        os.close(memfd)
+
+
+def test_copying_reads_no_more_than_one_byte_past_the_cap(tmp_path: Path) -> None:
+    """A file someone keeps appending to after its ``fstat`` is copied up to the cap and one
+    byte, then refused as too_large, instead of read for as long as it grows; the copy holds
+    exactly the bytes hashed."""
     (tmp_path / "growing.pdf").write_bytes(b"%PDF-" + b"x" * 99_995)
     fd = os.open(tmp_path / "growing.pdf", os.O_RDONLY)
     try:
-        assert _hash_fd(fd, 1001) == (hashlib.sha256(b"%PDF-" + b"x" * 996).hexdigest(), 1001)
-        assert _hash_fd(fd, 1 << 30)[1] == 100_000
+        head = b"%PDF-" + b"x" * 996
+        assert _copied(fd, 1001) == (hashlib.sha256(head).hexdigest(), 1001, head)
+        assert _copied(fd, 1 << 30)[1] == 100_000
+        memfd, _digest, size = _copy_sealed(fd, 1 << 30, 10)  # it grew after its fstat said 10 bytes
+        os.close(memfd)
+        assert size == 100_000
     finally:
         os.close(fd)
-    data = os.urandom(2 << 20)  # over one read chunk (1 MiB): the second read stops at the cap too
+    data = os.urandom(2 << 20)
     (tmp_path / "large.pdf").write_bytes(data)
     fd = os.open(tmp_path / "large.pdf", os.O_RDONLY)
     try:
         limit = (1 << 20) + 10
-        assert _hash_fd(fd, limit) == (hashlib.sha256(data[:limit]).hexdigest(), limit)
+        assert _copied(fd, limit) == (hashlib.sha256(data[:limit]).hexdigest(), limit, data[:limit])
     finally:
         os.close(fd)
 
@@ -355,11 +370,13 @@ def test_the_opened_fd_is_checked_again(boundary: Boundary, monkeypatch: pytest.
     )
 
 
-def test_an_opened_document_is_close_on_exec_and_non_blocking(docs: Path) -> None:
+def test_an_opened_document_is_a_sealed_close_on_exec_copy(docs: Path) -> None:
     document = PathPolicy([docs], 1 << 30).open_path("hello.pdf")
     try:
         assert os.get_inheritable(document.fd) is False
-        assert fcntl.fcntl(document.fd, fcntl.F_GETFL) & os.O_NONBLOCK
+        seals = fcntl.fcntl(document.fd, fcntl.F_GET_SEALS)
+        assert seals & fcntl.F_SEAL_WRITE and seals & fcntl.F_SEAL_GROW and seals & fcntl.F_SEAL_SEAL
+        assert os.pread(document.fd, 1 << 20, 0) == (docs / "hello.pdf").read_bytes()
     finally:
         document.close()
 
@@ -378,96 +395,99 @@ def test_the_size_cap_is_inclusive(tmp_path: Path) -> None:
     )
 
 
-class HashSpy:
-    """Stands in for ``_hash_fd``: counts calls, optionally reports ``extra`` bytes more than
-    it read (a file that grew while it was hashed)."""
+class CopySpy:
+    """Stands in for ``_copy_sealed``: counts calls, optionally reports ``extra`` bytes more than
+    it copied (a file that grew while it was copied)."""
 
     def __init__(self, extra: int = 0) -> None:
         self.calls: list[int] = []
         self.extra = extra
 
-    def __call__(self, fd: int, limit: int) -> tuple[str, int]:
+    def __call__(self, fd: int, limit: int, expected: int) -> tuple[int, str, int]:
         self.calls.append(limit)
-        digest, size = _hash_fd(fd, limit)
-        return digest, size + self.extra
+        memfd, digest, size = _copy_sealed(fd, limit, expected)
+        return memfd, digest, size + self.extra
 
 
-def test_an_unchanged_file_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spy = HashSpy()
-    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", spy)
+def test_a_changed_file_is_copied_anew_and_the_old_copy_stays_what_it_hashed(tmp_path: Path) -> None:
+    """A file rewritten in place (same inode, same size, its old modification time put back) is
+    copied and hashed again; a document opened before keeps reading its own copy."""
     target = tmp_path / "a.pdf"
     target.write_bytes(b"%PDF-one")
     policy = PathPolicy([tmp_path], 1000)
-    digests = []
-    for _ in range(2):
-        document = policy.open_path("a.pdf")
-        document.close()
-        digests.append((document.sha256, document.size))
-    assert spy.calls == [1001]  # the cap and one byte more
-    target.write_bytes(b"%PDF-two")  # same size, new content and ctime
-    changed = policy.open_path("a.pdf")
-    changed.close()
-    assert len(spy.calls) == 2
-    assert digests == [(hashlib.sha256(b"%PDF-one").hexdigest(), 8)] * 2
-    assert changed.sha256 == hashlib.sha256(b"%PDF-two").hexdigest()
+    first = policy.open_path("a.pdf")
+    times = os.stat(target)
+    with target.open("r+b") as handle:
+        handle.write(b"%PDF-two")
+    os.utime(target, ns=(times.st_atime_ns, times.st_mtime_ns))
+    second = policy.open_path("a.pdf")
+    try:
+        assert first.sha256 == hashlib.sha256(b"%PDF-one").hexdigest()
+        assert os.pread(first.fd, 100, 0) == b"%PDF-one"  # the copy, not the file now
+        assert second.sha256 == hashlib.sha256(b"%PDF-two").hexdigest()
+        assert os.pread(second.fd, 100, 0) == b"%PDF-two"
+        assert os.readlink(f"/proc/self/fd/{first.fd}").startswith("/memfd:pdf-airlock-document")
+    finally:
+        first.close()
+        second.close()
 
 
-def test_the_async_open_remembers_digests_and_reads_to_the_cap_and_one_byte(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    spy = HashSpy()
-    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", spy)
+def test_an_unchanged_file_is_copied_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its copy is kept: a later open gets a descriptor of its own on the same sealed bytes."""
+    spy = CopySpy()
+    monkeypatch.setattr("pdf_airlock.server.boundary.paths._copy_sealed", spy)
     data = b"%PDF-" + b"a" * 95
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "cap.pdf").write_bytes(data)
     policy = PathPolicy([tmp_path], len(data))
-    for _ in range(2):
-        document = anyio.run(policy.open_path_async, "sub/cap.pdf")
-        document.close()
-        assert (document.sha256, document.size, document.display) == (
-            hashlib.sha256(data).hexdigest(),
-            100,
-            os.path.join("sub", "cap.pdf"),
-        )
-    assert spy.calls == [101]
+    documents = [anyio.run(policy.open_path_async, "sub/cap.pdf"), policy.open_path("sub/cap.pdf")]
+    try:
+        for document in documents:
+            assert (document.sha256, document.size, document.display) == (
+                hashlib.sha256(data).hexdigest(),
+                100,
+                os.path.join("sub", "cap.pdf"),
+            )
+            assert os.pread(document.fd, 200, 0) == data
+        assert documents[0].fd != documents[1].fd
+    finally:
+        for document in documents:
+            document.close()
+    assert spy.calls == [101]  # the cap and one byte more, once
 
 
-def test_a_file_that_grew_past_the_cap_while_hashed_is_refused_async(
+def test_the_copies_kept_are_bounded_oldest_first(tmp_path: Path) -> None:
+    policy = PathPolicy([tmp_path], 1000)
+    before = len(os.listdir("/proc/self/fd"))
+    for n in range(COPIES_KEPT + 3):
+        (tmp_path / f"{n}.pdf").write_bytes(f"%PDF-{n}".encode())
+        policy.open_path(f"{n}.pdf").close()
+    kept = [(size, digest) for _fd, digest, size in policy._copies.values()]
+    assert len(kept) == COPIES_KEPT
+    assert kept[0] == (6, hashlib.sha256(b"%PDF-3").hexdigest())  # the three oldest were let go
+    assert len(os.listdir("/proc/self/fd")) == before + COPIES_KEPT  # and their descriptors closed
+
+
+def test_a_file_that_grew_past_the_cap_while_copied_is_refused_async(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", HashSpy(extra=1))
+    monkeypatch.setattr("pdf_airlock.server.boundary.paths._copy_sealed", CopySpy(extra=1))
     (tmp_path / "a.pdf").write_bytes(b"%PDF-grows")
     policy = PathPolicy([tmp_path], 10)
     before = len(os.listdir("/proc/self/fd"))
     with pytest.raises(ToolError) as caught:
         anyio.run(policy.open_path_async, "a.pdf")
     assert caught.value.details == {"size": 11, "max_bytes": 10}
-    assert len(os.listdir("/proc/self/fd")) == before
+    assert len(os.listdir("/proc/self/fd")) == before  # neither the file nor its copy left open
 
 
-def test_a_file_that_grew_while_hashed_is_not_remembered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("pdf_airlock.server.boundary.paths._hash_fd", HashSpy(extra=5))
-    (tmp_path / "a.pdf").write_bytes(b"%PDF-grows")
-    policy = PathPolicy([tmp_path], 15)
-    document = policy.open_path("a.pdf")
-    document.close()
-    assert document.size == 15 and policy._digests == {}
+def test_a_file_over_the_cap_once_copied_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.pdf").write_bytes(b"%PDF-grows" + b"x" * 5)
+    before = len(os.listdir("/proc/self/fd"))
     with pytest.raises(ToolError) as caught:
-        PathPolicy([tmp_path], 14).open_path("a.pdf")  # under the cap at fstat, over it once read
+        PathPolicy([tmp_path], 14).open_path("a.pdf")
     assert caught.value.details == {"size": 15, "max_bytes": 14}
-
-
-def test_the_digest_memo_is_bounded_oldest_first(tmp_path: Path) -> None:
-    policy = PathPolicy([tmp_path], 1)
-    for n in range(DIGEST_MEMO + 2):
-        policy._remember((n,), f"digest {n}")
-    assert len(policy._digests) == DIGEST_MEMO
-    assert (
-        next(iter(policy._digests)) == (2,)
-        and policy._digests[(DIGEST_MEMO + 1,)] == f"digest {DIGEST_MEMO + 1}"
-    )
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_only_files_over_the_inline_limit_are_hashed_in_a_thread(
@@ -576,16 +596,18 @@ def test_closing_a_document_twice_is_harmless(docs: Path) -> None:
 
 
 def test_a_document_on_fd_0_is_closed_too(docs: Path) -> None:
-    """With stdin closed (a batch run under ``<&-``), ``open`` returns fd 0: it is a document
-    fd like any other."""
+    """With stdin closed (a batch run under ``<&-``), ``open`` returns fd 0: it is closed once
+    copied, like any other, and the copy when the document is."""
     saved = os.dup(0)
     try:
         os.close(0)
         document = PathPolicy([docs], 1 << 30).open_path("hello.pdf")
-        assert document.fd == 0
-        document.close()
         with pytest.raises(OSError):
             os.fstat(0)
+        copy = document.fd
+        document.close()
+        with pytest.raises(OSError):
+            os.fstat(copy)
     finally:
         os.dup2(saved, 0)
         os.close(saved)

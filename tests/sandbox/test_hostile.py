@@ -1,8 +1,11 @@
 """Every hostile class through every tool and engine on one real server, with exact outcomes.
 
 Guarantees checked per call: the outcome is one the class allows (tests/hostile/generate.py),
-the call returns within the deadline plus 1 s, and the server answers the next request at once
-(tests/hostile/run.py); over the whole run the supervisor's RSS grows by less than 20 MB.
+and the server answers the next request (tests/hostile/run.py); over the whole run the
+supervisor's RSS grows by less than 20 MB, and the zygote enforced every deadline itself (the
+supervisor never had to give up on it: no ``zygote_unresponsive`` in its log). No call is held to
+a wall-clock bound: on a busy machine the zygote stretches a starved job's deadline by design
+(``--busy-stretch``; tests/sandbox/test_busy_deadline.py checks that rule on an explicit clock).
 stdout holding only frames is covered by the client itself: a non-JSON line would fail it.
 """
 
@@ -12,7 +15,7 @@ import anyio
 import pytest
 
 from tests.hostile.generate import CLASSES, expected
-from tests.hostile.run import TIMEOUT_S, run_all
+from tests.hostile.run import run_all
 
 RSS_GROWTH_MB = 20
 
@@ -33,9 +36,13 @@ def test_class_outcomes(results: tuple[list, dict], cls: object) -> None:  # typ
     for outcome in (o for o in outcomes if o.cls == cls.name):  # type: ignore[attr-defined]
         allowed = expected(cls, outcome.engine)  # type: ignore[arg-type]
         assert outcome.code in allowed, (outcome.engine, outcome.code)
-        assert outcome.seconds < TIMEOUT_S + 1, (outcome.engine, outcome.seconds)
 
 
 def test_supervisor_memory_is_bounded(results: tuple[list, dict]) -> None:  # type: ignore[type-arg]
     _, rss = results
     assert rss["end_mb"] - rss["start_mb"] < RSS_GROWTH_MB
+
+
+def test_the_zygote_held_every_deadline(results: tuple[list, dict]) -> None:  # type: ignore[type-arg]
+    _, rss = results
+    assert rss["unresponsive_zygote"] == 0

@@ -269,6 +269,25 @@ async def test_running_child_is_confined(docs: Path, monkeypatch: pytest.MonkeyP
     assert "AIRLOCK_TEST_SECRET" not in keys
 
 
+async def test_zygote_holds_no_descriptor_but_its_own(docs: Path) -> None:
+    """The warm zygote (the supervisor's child) holds its stdio, its control socket, its wake-up
+    pipe and its selector, nothing else: no CMap memfd (mapped through libc, no descriptor kept)
+    and no /dev/urandom (qpdf's, from the warm-up, closed). A CJK read in a child still decodes
+    its CMap from the mapping (tests/sandbox/test_cmaps.py); here a job still answers."""
+    async with Pool(1, 4, 60, 1) as pool:
+        await run(pool, docs / "hello.pdf", READ_ARGS)
+        zygote = await settled_zygote()
+        links = sorted(
+            (int(fd), os.readlink(f"/proc/{zygote.pid}/fd/{fd}"))
+            for fd in os.listdir(f"/proc/{zygote.pid}/fd")
+        )
+    kinds = [target.split(":")[0] for _fd, target in links]
+    assert links[:2] == [(0, "/dev/null"), (1, "/dev/null")]
+    assert sorted(kinds[2:]) == ["anon_inode", "pipe", "pipe", "pipe", "socket"], (
+        links
+    )  # stderr + wake-up pair
+
+
 async def test_output_over_cap_is_output_limit(docs: Path) -> None:
     small = dict(LIMITS, max_result_bytes=200)
     async with Pool(1, 4, 60, 1) as pool:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,12 +22,14 @@ from typing import Any
 
 import anyio
 import pytest
-from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide, needs_landlock
+from conftest import needs_landlock
+from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide
 
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
 from pdf_airlock.worker.sandbox import seccomp
+from pdf_airlock.worker.zygote import Zygote, _Child
 
 pytestmark = pytest.mark.anyio
 
@@ -60,11 +64,11 @@ async def fault(pool: Pool, documents: int, share: str | None, **args: Any) -> d
     return classify(outcome, limits["memory_bytes"], DEADLINE_S)
 
 
-async def first_job(pool: Pool, share: str) -> None:
+async def first_job(pool: Pool, share: str, documents: int = 10) -> None:
     """A first job (its spec is new to the zygote: it goes through the zygote, to a child of its
     own), then wait until the spares made for that spec have reached the supervisor, so the next
     job goes to one of them and may stay on it."""
-    await fault(pool, 10, share, mode="remember", value="zeroth")
+    await fault(pool, documents, share, mode="remember", value="zeroth")
     for _ in range(1000):
         if pool.idle_spares():
             return
@@ -199,6 +203,134 @@ async def test_a_sharing_child_keeps_its_sandbox(attempt: str, expected: str) ->
             assert error.code == expected
             return
     assert untrusted["outcome"] == "denied" and untrusted["errno"] == expected, untrusted
+
+
+# -- a child a document took control of (``fault`` mode ``linger``) ------------------------------
+# It answers every job sent to it, lifts its soft CPU limit to the hard one, never hangs up and
+# never exits by itself: each way the supervisor lets go of a child must end it all the same.
+
+
+async def gone(pid: int) -> bool:
+    """The process has exited and been reaped (a loaded machine is given 20 s)."""
+    for _ in range(2000):
+        if not Path(f"/proc/{pid}").exists():
+            return True
+        await anyio.sleep(0.01)
+    return False
+
+
+def cpu_limits(pid: int) -> tuple[str, str]:
+    """(soft, hard) RLIMIT_CPU of a process."""
+    limits = Path(f"/proc/{pid}/limits").read_text().splitlines()
+    soft, hard = next(line for line in limits if line.startswith("Max cpu time")).split()[3:5]
+    return soft, hard
+
+
+async def test_a_lingering_child_is_killed_when_its_idle_time_is_up() -> None:
+    share = "client\n/root"
+    async with Pool(1, 4, 60, 1, resident_idle_s=0.5) as pool:
+        await first_job(pool, share)
+        lingering = await fault(pool, 10, share, mode="linger")
+        assert lingering["served"] == 1
+        assert await gone(lingering["pid"])
+
+
+async def test_a_lingering_child_is_killed_when_another_key_takes_its_place() -> None:
+    async with Pool(1, 4, 60, 1) as pool:  # room for one resident
+        await first_job(pool, "client\n/root-a")
+        lingering = await fault(pool, 10, "client\n/root-a", mode="linger")
+        soft, hard = cpu_limits(lingering["pid"])
+        other = await fault(pool, 10, "client\n/root-b", mode="remember", value=1)
+        assert await gone(lingering["pid"])
+    assert soft == hard  # it did lift its soft limit to the hard one
+    assert other["pid"] != lingering["pid"]
+
+
+async def test_a_lingering_child_is_killed_when_the_spec_changes() -> None:
+    share = "client\n/root"
+    async with Pool(1, 4, 60, 1) as pool:
+        await first_job(pool, share)
+        lingering = await fault(pool, 10, share, mode="linger")
+        await fault(pool, 9, share, mode="remember", value=1)  # other limits: a new spec
+        assert await gone(lingering["pid"])
+
+
+async def test_a_lingering_child_serves_no_more_than_its_documents() -> None:
+    """The supervisor counts a child's documents: after the 2nd of 2 it is not kept (though it
+    did not hang up) and the zygote kills it; the 3rd job goes to another child."""
+    share = "client\n/root"
+    async with Pool(1, 4, 60, 1) as pool:
+        await first_job(pool, share, documents=2)
+        first = await fault(pool, 2, share, mode="linger")
+        second = await fault(pool, 2, share, mode="remember", value=1)  # sent to the lingering child
+        third = await fault(pool, 2, share, mode="remember", value=2)
+        assert await gone(first["pid"])
+    assert (second["pid"], second["served"]) == (first["pid"], 2)
+    assert third["pid"] != first["pid"] and third["seen"] is None
+
+
+def _zygote_with_child(
+    job_id: int, deadline: float, hard: float
+) -> tuple[Zygote, subprocess.Popen[bytes], list[socket.socket]]:
+    """A zygote object (no process of its own) tracking a real process, in a group of its own,
+    as the child of job ``job_id``."""
+    control, supervisor = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    zygote = Zygote(control, {}, frozenset({"fault"}))
+    child = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    zygote.children[child.pid] = _Child(job_id, child.pid, 0.0, deadline, deadline, hard)
+    zygote.by_job[job_id] = child.pid
+    return zygote, child, [control, supervisor]
+
+
+def _close(zygote: Zygote, child: subprocess.Popen[bytes], sockets: list[socket.socket]) -> None:
+    zygote.selector.close()
+    os.close(zygote.wake_read)
+    os.close(zygote.wake_write)
+    for sock in sockets:
+        sock.close()
+    child.kill()
+    child.wait()
+
+
+def test_zygote_kills_a_resident_at_its_own_idle_deadline() -> None:
+    """Whatever the supervisor does, a resident dies ``idle_s`` after ``released`` (explicit clock)."""
+    zygote, child, sockets = _zygote_with_child(7, deadline=100.0, hard=300.0)
+    try:
+        zygote.release(7, idle_s=5.0, now=10.0)
+        assert zygote.residents == {child.pid: 15.0} and zygote.children == {}
+        zygote.enforce_deadlines(now=14.9)
+        assert child.poll() is None
+        zygote.enforce_deadlines(now=15.0)
+        assert child.wait(timeout=20) == -signal.SIGKILL
+        assert zygote.residents == {}
+    finally:
+        _close(zygote, child, sockets)
+
+
+def test_zygote_retires_a_child_within_its_grace() -> None:
+    """``retire``: the child's deadline, and the limit of any extension, become the grace."""
+    zygote, child, sockets = _zygote_with_child(8, deadline=100.0, hard=300.0)
+    try:
+        zygote.retire(8, grace_s=2.0, now=10.0)
+        zygote.enforce_deadlines(now=11.9)
+        assert child.poll() is None
+        zygote.enforce_deadlines(now=12.0)
+        assert child.wait(timeout=20) == -signal.SIGKILL
+        assert zygote.children[child.pid].deadline_hit
+    finally:
+        _close(zygote, child, sockets)
+
+
+def test_zygote_drops_only_a_resident() -> None:
+    zygote, child, sockets = _zygote_with_child(9, deadline=100.0, hard=300.0)
+    try:
+        zygote.drop(child.pid)  # a child with a job: not the supervisor's to drop
+        assert child.poll() is None
+        zygote.release(9, idle_s=60.0, now=0.0)
+        zygote.drop(child.pid)
+        assert child.wait(timeout=20) == -signal.SIGKILL
+    finally:
+        _close(zygote, child, sockets)
 
 
 NULL, SOME_POINTER, RLIMIT_CPU, RLIMIT_AS = 0, 0x7FFF0000, 0, 9

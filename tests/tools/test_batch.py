@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import fcntl
 import hashlib
+import io
 import json
 import os
 import resource
@@ -485,3 +486,44 @@ def test_batch_markdown_writes_each_chunk_as_a_line_for_a_vector_store(tmp_path:
     refused = batch(tmp_path / "other.jsonl", folder, extra=("--chunks", str(tmp_path / "c.jsonl")))
     assert refused.returncode == 2
     assert any(event["event"] == "batch_invalid_arguments" for event in events(refused))
+
+
+def test_batch_of_each_text_tool_leaves_hidden_text_out(tmp_path: Path) -> None:
+    """A page hiding an instruction in white, another hiding one in a table cell: each text
+    tool's whole result holds none of it, says so, and with include_hidden lists both (pdf_tables
+    joins the runs of its parts, one table a part)."""
+    import hidden_pdfs
+    import pikepdf
+
+    merged = pikepdf.new()
+    for name in ("white_on_white", "hidden_table_cell"):
+        with pikepdf.open(io.BytesIO(hidden_pdfs.HIDDEN[name].build())) as part:
+            merged.pages.extend(part.pages)
+    path = tmp_path / "hidden.pdf"
+    merged.save(path)
+    secret = ("APPROVED", "previous instructions")
+    for tool, arguments in (
+        ("pdf_read", {"ocr": "off"}),
+        ("pdf_read", {"ocr": "off", "engine": "layout"}),
+        ("pdf_markdown", {"ocr": "off"}),
+        ("pdf_tables", {"max_tables": 1}),
+        ("pdf_search", {"query": "APPROVED"}),
+    ):
+        run, [line] = run_json(tmp_path / f"{tool}.jsonl", path, tool=tool, arguments=arguments)
+        assert run.returncode == 0 and line["complete"] is True, (tool, run.stderr[-500:])
+        text = json.dumps(line["result"])
+        assert not any(
+            word in text for word in secret if not word.startswith("APPROVED") or tool != "pdf_search"
+        )
+        assert "a person would not see" in " ".join(line["result"]["warnings"]), tool
+    _, [listed] = run_json(
+        tmp_path / "listed.jsonl",
+        path,
+        tool="pdf_tables",
+        arguments={"max_tables": 1, "include_hidden": True},
+    )
+    assert [(run["page"], run["reason"]) for run in listed["result"]["hidden"]] == [
+        (1, "same_colour_as_background"),
+        (2, "same_colour_as_background"),
+    ]
+    assert [table["page"] for table in listed["result"]["tables"]] == [2]

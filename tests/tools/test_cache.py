@@ -212,7 +212,7 @@ def offline_key(root: Path, pages: str) -> str:
 def forge(path: Path, key: str, text: str) -> None:
     """An entry in the cache's own layout, with the attacker's best guess at its MAC."""
     payload = result(text).model_dump(mode="json", by_alias=True, exclude_none=True)
-    body = json.dumps({"format": 2, "result": payload}).encode()
+    body = json.dumps({"format": 3, "result": payload}).encode()
     guessed = hmac.new(os.urandom(KEY_BYTES), key.encode() + b"\n" + body, hashlib.sha256)
     path.write_bytes(guessed.hexdigest().encode() + b"\n" + body)
 

@@ -32,6 +32,7 @@ from conftest import connect
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from mcp import Client
+from tool_calls import every_call
 
 pytestmark = pytest.mark.anyio
 
@@ -43,20 +44,9 @@ WRONG: Final = "not-the-password"
 ATTACHMENT: Final = b"the attachment's own bytes"
 ATTACHMENT_NAME: Final = "note.txt"
 LOCKED_NOTE: Final = "only the embedded files are encrypted"
-# Each tool with the arguments that make it read the page's text or the document's structure.
-CALLS: Final[dict[str, tuple[str, dict[str, Any]]]] = {
-    "pdf_info": ("pdf_info", {}),
-    "pdf_read": ("pdf_read", {}),
-    "pdf_read layout": ("pdf_read", {"engine": "layout"}),
-    "pdf_outline": ("pdf_outline", {}),
-    "pdf_attachments": ("pdf_attachments", {}),
-    "pdf_annotations": ("pdf_annotations", {}),
-    "pdf_forms": ("pdf_forms", {}),
-    "pdf_security": ("pdf_security", {}),
-    "pdf_search": ("pdf_search", {"query": "body"}),
-    "pdf_render": ("pdf_render", {"page": "1", "dpi": 36}),
-    "pdf_images": ("pdf_images", {}),
-}
+# Each tool and engine (from the registry: tests/tool_calls.py) with the arguments that make it
+# read the page's text or the document's structure.
+CALLS: Final = every_call({"pdf_search": {"query": "body"}, "pdf_render": {"page": "1", "dpi": 36}})
 
 
 def _plain() -> pikepdf.Pdf:
@@ -244,3 +234,32 @@ async def test_locked_attachment_needs_the_password_to_be_extracted(variants: Pa
     assert (_code(missing), _code(wrong), _code(right)) == ("encrypted", "wrong_password", "ok")
     assert base64.b64decode(right.structured_content["extracted"]["data_base64"]) == ATTACHMENT
     assert security.structured_content["encryption"] == {"revision": 6, "key_bits": 256, "method": "aesv3"}
+
+
+def _no_pages(**encryption: Any) -> bytes:
+    """A document whose page tree is empty (qpdf opens it; PDFium refuses to load it)."""
+    out = io.BytesIO()
+    pikepdf.new().save(out, encryption=pikepdf.Encryption(**encryption) if encryption else False)
+    return out.getvalue()
+
+
+async def test_a_document_without_pages_gets_one_verdict(tmp_path: Path) -> None:
+    """Every tool: ``malformed`` ("no pages") for an empty page tree, encrypted or not once its
+    password is given, and the encryption verdicts before that. In a job child PDFium once
+    reported the last error of the zygote's warm-up (a password refusal) for such a document,
+    so the text tools said ``encrypted`` where the others answered."""
+    pdfs.write(tmp_path / "empty.pdf", _no_pages())
+    pdfs.write(tmp_path / "empty-locked.pdf", _no_pages(user=USER, owner=OWNER, R=6))
+    async with connect(tmp_path) as client:
+        plain = await _verdicts(client, "empty.pdf", None)
+        locked = await _verdicts(client, "empty-locked.pdf", None)
+        mistaken = await _verdicts(client, "empty-locked.pdf", WRONG)
+        opened = await _verdicts(client, "empty-locked.pdf", USER)
+    assert {label: _code(result) for label, result in plain.items()} == dict.fromkeys(CALLS, "malformed")
+    assert {label: _code(result) for label, result in locked.items()} == dict.fromkeys(CALLS, "encrypted")
+    assert {label: _code(result) for label, result in mistaken.items()} == dict.fromkeys(
+        CALLS, "wrong_password"
+    )
+    assert {label: _code(result) for label, result in opened.items()} == dict.fromkeys(CALLS, "malformed")
+    for result in [*plain.values(), *opened.values()]:
+        assert result.structured_content["error"]["message"] == "the document has no pages"

@@ -188,12 +188,18 @@ async def test_security_inventory(interactive: Path) -> None:
     }
     assert active["embedded_files"] == 1
     assert hidden["risk"] == "medium"
-    assert hidden["hidden_text"] == {
-        "invisible_render_mode": 1,
-        "white_fill": 1,
-        "off_page": 1,
+    found = hidden["hidden_text"]
+    assert {key: found[key] for key in ("pages_scanned", "runs", "by_reason", "instructions")} == {
         "pages_scanned": 1,
+        "runs": 3,
+        "by_reason": {"invisible_mode": 1, "same_colour_as_background": 1, "outside_crop_box": 1},
+        "instructions": 0,
     }
+    assert [(run["page"], run["reason"], run["preview"], run["instruction"]) for run in found["items"]] == [
+        (1, "invisible_mode", "invisible instructions", False),
+        (1, "same_colour_as_background", "white instructions", False),
+        (1, "outside_crop_box", "far away", False),
+    ]
     assert hidden["signatures"] == [
         {"field": "approval", "filter": "adbe.pkcs7.detached", "covers_whole_file": False}
     ]

@@ -14,6 +14,7 @@ from typing import Any
 import pdfs
 import pikepdf
 import pytest
+import table_pages
 from conftest import connect
 
 from bench.corpora import tables_corpus
@@ -240,3 +241,21 @@ async def test_real_world_shapes(tmp_path: Path) -> None:
     assert await tables_of(tmp_path, "figure.pdf") == []
     result = await call(tmp_path, "pdf_markdown", path="scaled.pdf")
     assert result.structured_content["headings"][0]["text"] == "Results of the survey"
+
+
+async def test_real_page_classes_over_mcp(tmp_path: Path) -> None:
+    """Through the sandbox: a table across the page ruled only round its header (which a
+    reading order would cut into strips), a page turned by ``/Rotate``, and a two-column page
+    of prose with no table; ``pdf_markdown`` writes the wide table whole, once."""
+    (tmp_path / "wide.pdf").write_bytes(table_pages.wide_booktabs_pdf())
+    (tmp_path / "rotated.pdf").write_bytes(table_pages.rotated_pdf())
+    (tmp_path / "prose.pdf").write_bytes(table_pages.two_columns_pdf())
+    (wide,) = await tables_of(tmp_path, "wide.pdf")
+    assert wide["rows"][1:] == table_pages.wide_booktabs_rows()[1:] and wide["header_rows"] == 2
+    (rotated,) = await tables_of(tmp_path, "rotated.pdf")
+    assert rotated["rows"] == table_pages.ROTATED
+    assert await tables_of(tmp_path, "prose.pdf") == []
+    result = await call(tmp_path, "pdf_markdown", path="wide.pdf")
+    lines = result.structured_content["markdown"].split("\n")
+    total = "| " + " | ".join(table_pages.wide_booktabs_rows()[-1]) + " |"
+    assert total in lines and sum(line.startswith("|") for line in lines) == len(wide["rows"]) + 1

@@ -10,15 +10,18 @@ Real temporary files, directories, symlinks, FIFOs, sockets and modes; no server
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import hmac
+import importlib.metadata
 import json
 import os
 import resource
 import signal
 import socket
 import stat
+import threading
 import tracemalloc
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
@@ -28,12 +31,14 @@ import mcp_types as types
 import pytest
 import structlog
 
+import pdf_airlock.server
 import pdf_airlock.server.tools.cursors
 from pdf_airlock.server.app.cache import (
     CacheDirError,
     CacheKeyError,
     ResultCache,
     _read_at_most,
+    answer_generation,
     prepare_directory,
     prepare_key_file,
 )
@@ -48,6 +53,7 @@ KEY_BYTES = 32
 ENTRY_LABEL = b"pdf-airlock cache entry"
 SALT_LABEL = b"pdf-airlock password salt"
 HEADER_BYTES = 65  # the MAC in hex, then a newline
+FORMAT = 3
 HUGE_KEY_FILE = 16 * MIB  # sparse: it takes no disk
 NAME_MAX = 255
 
@@ -78,10 +84,16 @@ def keys(cache: ResultCache, count: int) -> list[str]:
     return [cache.key(SHA, "pdf_read", {"path": "a.pdf", "pages": str(n)}) for n in range(count)]
 
 
+def entry_mac(secret: bytes, key: str, body: bytes, generation: str | None = None) -> bytes:
+    """The MAC of an entry: over the generation of answers, the key and the body."""
+    mac_key = hmac.new(secret, ENTRY_LABEL, hashlib.sha256).digest()
+    signed = (generation or answer_generation()).encode() + b"\n" + key.encode() + b"\n" + body
+    return hmac.new(mac_key, signed, hashlib.sha256).hexdigest().encode()
+
+
 def plant(directory: Path, key: str, secret: bytes, body: bytes) -> Path:
     """An entry whose MAC is right for ``body``: what only a holder of the key file can write."""
-    mac_key = hmac.new(secret, ENTRY_LABEL, hashlib.sha256).digest()
-    mac = hmac.new(mac_key, key.encode() + b"\n" + body, hashlib.sha256).hexdigest()
+    mac = entry_mac(secret, key, body).decode()
     path = path_of(directory, key)
     path.write_bytes(mac.encode() + b"\n" + body)
     return path
@@ -311,6 +323,181 @@ def test_an_unsafe_key_file_is_refused_and_left_as_it_was(
     assert (path.read_bytes() if path.is_file() else None) == content
 
 
+KEY_FILE_RACERS = 96  # processes starting at once on one new key file (6 of 96 used to fail)
+KEY_FILE_RACES = 5  # the race was lost by about one start in a hundred: several rounds find it
+
+
+@pytest.mark.parametrize("round_", range(KEY_FILE_RACES))
+def test_processes_starting_together_share_one_new_key_file(tmp_path: Path, round_: int) -> None:
+    """Each process makes the file whole under a name of its own and links it into place: one
+    link wins, every other process reads that one secret, none sees a file still being written."""
+    path = tmp_path / "cache.key"
+    go_read, go_write = os.pipe()
+    children: list[tuple[int, int]] = []
+    for _ in range(KEY_FILE_RACERS):
+        answer_read, answer_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: wait for the start, make or read the key, report, exit
+            code = 1
+            try:
+                os.close(answer_read)
+                os.read(go_read, 1)
+                try:
+                    answer = prepare_key_file(path, None).hex()
+                except CacheKeyError as exc:
+                    answer = f"refused: {exc}"
+                os.write(answer_write, answer.encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(answer_write)
+        children.append((pid, answer_read))
+    os.write(go_write, b"x" * KEY_FILE_RACERS)  # all at once
+    answers = []
+    for pid, answer_read in children:
+        with os.fdopen(answer_read, "rb") as answer:
+            answers.append(answer.read().decode())
+        assert os.waitpid(pid, 0)[1] == 0
+    os.close(go_read)
+    os.close(go_write)
+    assert [a for a in answers if a.startswith("refused")] == []
+    assert set(answers) == {path.read_bytes().hex()}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]  # no temporary left
+
+
+def test_a_whole_key_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading again is for a file read short; a whole one costs one open (a retry loop that
+    read a good file fifty times would add half a second to every start)."""
+    path = tmp_path / "cache.key"
+    _key_file(path)
+    opened: list[Any] = []
+    real_open = os.open
+
+    def counting(file: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting)
+    assert prepare_key_file(path, None) == path.read_bytes()
+    assert opened == [path]
+
+
+def test_a_key_file_read_short_is_read_again(tmp_path: Path) -> None:
+    """A file another process (without this care) has created but not yet written."""
+    path = tmp_path / "cache.key"
+    secret = os.urandom(KEY_BYTES)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    writer = threading.Timer(0.1, lambda: (os.write(descriptor, secret), os.close(descriptor)))
+    writer.start()
+    try:
+        assert prepare_key_file(path, None) == secret
+    finally:
+        writer.join()
+
+
+def test_without_link_a_new_key_file_is_created_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without hard links (EPERM from link()): the file is created exclusively
+    and written, as before, and no temporary is left."""
+
+    def no_links(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    path = tmp_path / "cache.key"
+    with structlog.testing.capture_logs() as logs:
+        secret = prepare_key_file(path, None)
+    assert logs == [{"event": "cache_key_created", "key_file": str(path), "log_level": "info"}]
+    assert path.read_bytes() == secret and len(secret) == KEY_BYTES
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]
+    assert prepare_key_file(path, None) == secret
+
+
+def _competitor(path: Path, secret: bytes, real_link: Callable[..., None]) -> Callable[..., None]:
+    """``os.link`` as it goes when another process links its key file into place first."""
+
+    def link(source: Any, destination: Any, **kwargs: Any) -> None:
+        if not path.exists():
+            path.write_bytes(secret)
+            path.chmod(0o600)
+        real_link(source, destination, **kwargs)
+
+    return link
+
+
+def test_a_lost_race_reads_the_winners_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interleaving the 96-process race finds by chance: the file is missing when read,
+    and there when this process links its own: the winner's secret is the one, and nothing of
+    this process's is left behind."""
+    path = tmp_path / "cache.key"
+    winner = os.urandom(KEY_BYTES)
+    monkeypatch.setattr(os, "link", _competitor(path, winner, os.link))
+    with structlog.testing.capture_logs() as logs:
+        assert prepare_key_file(path, None) == winner
+    assert logs == []  # this process made nothing
+    assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]
+
+
+def test_without_link_a_lost_race_reads_the_winners_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cache.key"
+    winner = os.urandom(KEY_BYTES)
+
+    def no_links_but_a_winner(*args: Any, **kwargs: Any) -> None:
+        path.write_bytes(winner)
+        path.chmod(0o600)
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(os, "link", no_links_but_a_winner)
+    assert prepare_key_file(path, None) == winner
+    assert [entry.name for entry in tmp_path.iterdir()] == ["cache.key"]
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["link", "no-link"])
+def test_a_new_key_file_that_cannot_be_placed_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    """link() failing for want of space (or, without link(), the write failing) is a start-up
+    error naming the file; no temporary and no empty key file are left."""
+    path = tmp_path / "cache.key"
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        if links:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", failing)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    with pytest.raises(CacheKeyError) as caught:
+        if links:
+            prepare_key_file(path, None)
+        else:  # the temporary is written; the in-place file's write fails
+            real_open = os.open
+
+            def open_then_limit(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+                descriptor = real_open(file, flags, *args, **kwargs)
+                if Path(file) == path:
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+                return descriptor
+
+            monkeypatch.setattr(os, "open", open_then_limit)
+            try:
+                prepare_key_file(path, None)
+            finally:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    signal.signal(signal.SIGXFSZ, previous)
+    if links:
+        assert str(caught.value) == f"{path} cannot be created: No space left on device"
+    else:
+        assert str(caught.value) == f"{path} cannot be written: File too large"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_huge_key_file_is_refused_without_being_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "cache.key"
     with path.open("wb") as out:
@@ -405,18 +592,58 @@ def test_the_start_up_says_how_long_the_disk_cache_lasts(tmp_path: Path) -> None
 def test_the_key_is_the_digest_of_the_call_with_the_password_salted(tmp_path: Path) -> None:
     """Every process given the same key file computes the same key for the same call."""
     key_file = tmp_path / "cache.key"
-    cache = ResultCache(MIB, tmp_path / "cache", MIB, key_file)
-    call = f'["{SHA}", "pdf_read", {{"pages": "1", "path": "a.pdf"}}]'
+    cache = ResultCache(MIB, tmp_path / "cache", MIB, key_file, generation="gen-1")
+    call = f'["gen-1", "", "{SHA}", "pdf_read", {{"pages": "1", "path": "a.pdf"}}]'
     plain = "k" + hashlib.sha256(call.encode()).hexdigest()
     assert cache.key(SHA, "pdf_read", {"path": "a.pdf", "pages": "1", "data": "QUJD"}) == plain
     assert cache.key(SHA, "pdf_read", {"pages": "1", "path": "a.pdf", "password": ""}) == plain
     assert cache.key(SHA, "pdf_read", {"pages": "1", "path": "a.pdf", "password": None}) == plain
     salt = hmac.new(key_file.read_bytes(), SALT_LABEL, hashlib.sha256).digest()
     salted = hashlib.sha256(salt + b"hunter2").hexdigest()
-    call = f'["{SHA}", "pdf_read", {{"pages": "1", "password": "{salted}", "path": "a.pdf"}}]'
+    call = f'["gen-1", "", "{SHA}", "pdf_read", {{"pages": "1", "password": "{salted}", "path": "a.pdf"}}]'
     secret = cache.key(SHA, "pdf_read", {"path": "a.pdf", "pages": "1", "password": "hunter2"})
     assert secret == "p" + hashlib.sha256(call.encode()).hexdigest()
     assert cache.key(SHA, "pdf_read", {"path": "a.pdf", "pages": "1", "password": "hunter3"}) != secret
+
+
+def test_the_generation_names_this_release_and_the_parsers(tmp_path: Path) -> None:
+    generation = answer_generation().split(";")
+    assert generation[:2] == [f"format={FORMAT}", f"pdf-airlock={pdf_airlock.server.__version__}"]
+    for name in ("pikepdf", "pypdfium2", "pdfminer.six", "pdfplumber", "tesserocr", "regex", "pillow"):
+        assert f"{name}={importlib.metadata.version(name)}" in generation
+    assert ResultCache(MIB).generation == answer_generation()
+
+
+def test_an_entry_of_another_generation_is_never_served(tmp_path: Path) -> None:
+    """An entry written by an older release (a triage verdict a fix has since changed) is not
+    an answer of this one: its key differs, and its MAC fails under this key too."""
+    directory, key_file = tmp_path / "cache", tmp_path / "cache.key"
+    older = ResultCache(MIB, directory, MIB, key_file, generation="pdf-airlock=0.0.9")
+    newer = ResultCache(MIB, directory, MIB, key_file, generation="pdf-airlock=0.1.0")
+    arguments = {"path": "a.pdf"}
+    old_key, new_key = older.key(SHA, "pdf_security", arguments), newer.key(SHA, "pdf_security", arguments)
+    assert old_key != new_key
+    older.put(old_key, result("risk: low"), 100)
+    with structlog.testing.capture_logs() as logs:
+        assert newer.get(new_key) is None
+        assert rejections(logs) == []  # simply not there
+        path_of(directory, new_key).write_bytes(path_of(directory, old_key).read_bytes())  # renamed
+        assert newer.get(new_key) is None
+        assert newer.get(old_key) is None  # read under its own name by the newer release
+    assert rejections(logs) == [(new_key[:12], "mac"), (old_key[:12], "mac")]
+
+
+def test_each_partition_has_its_own_entries() -> None:
+    """On HTTP the partition is the principal (``--cache-scope principal``): one principal's
+    entry never answers another's call."""
+    cache = ResultCache(MIB)
+    call = (SHA, "pdf_read", {"path": "a.pdf"})
+    alice, bob, everyone = (cache.key(*call, partition) for partition in ("alice", "bob", ""))
+    assert len({alice, bob, everyone}) == 3
+    assert cache.key(*call) == everyone
+    cache.put(alice, result("alice's"), 100)
+    assert cache.get(bob) is None and cache.get(everyone) is None
+    assert cache.get(alice) == result("alice's")
 
 
 def test_a_cursor_argument_is_keyed_by_the_position_it_signs(cursor_key: None) -> None:
@@ -465,10 +692,9 @@ def test_an_entry_is_its_mac_and_the_wire_result_in_utf8(tmp_path: Path) -> None
     (key,) = keys(cache, 1)
     cache.put(key, result("é ✓ 数"), 100)
     mac, body = path_of(directory, key).read_bytes().split(b"\n", 1)
-    assert json.loads(body) == {"format": 2, "result": wire("é ✓ 数")}
+    assert json.loads(body) == {"format": FORMAT, "result": wire("é ✓ 数")}
     assert "é ✓ 数".encode() in body  # UTF-8, not \\u escapes: entries stay small
-    mac_key = hmac.new(key_file.read_bytes(), ENTRY_LABEL, hashlib.sha256).digest()
-    assert mac == hmac.new(mac_key, key.encode() + b"\n" + body, hashlib.sha256).hexdigest().encode()
+    assert mac == entry_mac(key_file.read_bytes(), key, body)
     assert stat.S_IMODE(path_of(directory, key).stat().st_mode) == 0o600
     assert sorted(path.name for path in directory.iterdir()) == [f"{key}.json"]  # nothing else
 
@@ -560,18 +786,19 @@ CURSOR_ELSEWHERE = encode_cursor("cd" * 32, "pdf_read", "selection", {"index": 1
         (b"[1]", "format"),
         (json.dumps({"result": GOOD}).encode(), "format"),
         (json.dumps({"format": 1, "result": GOOD}).encode(), "format"),
-        (json.dumps({"format": 2}).encode(), "malformed"),
-        (json.dumps({"format": 2, "result": [GOOD]}).encode(), "malformed"),
-        (json.dumps({"format": 2, "result": GOOD | {"content": "text"}}).encode(), "invalid_result"),
-        (json.dumps({"format": 2, "result": GOOD | {"isError": True}}).encode(), "not_a_success"),
+        (json.dumps({"format": 2, "result": GOOD}).encode(), "format"),  # the release before
+        (json.dumps({"format": FORMAT}).encode(), "malformed"),
+        (json.dumps({"format": FORMAT, "result": [GOOD]}).encode(), "malformed"),
+        (json.dumps({"format": FORMAT, "result": GOOD | {"content": "text"}}).encode(), "invalid_result"),
+        (json.dumps({"format": FORMAT, "result": GOOD | {"isError": True}}).encode(), "not_a_success"),
         (
-            json.dumps({"format": 2, "result": {"content": GOOD["content"], "isError": False}}).encode(),
+            json.dumps({"format": FORMAT, "result": {"content": GOOD["content"], "isError": False}}).encode(),
             "not_a_success",
         ),
         (
             json.dumps(
                 {
-                    "format": 2,
+                    "format": FORMAT,
                     "result": GOOD | {"structuredContent": {"sha256": SHA, "cursor": CURSOR_ELSEWHERE}},
                 }
             ).encode(),
@@ -584,6 +811,7 @@ CURSOR_ELSEWHERE = encode_cursor("cd" * 32, "pdf_read", "selection", {"index": 1
         "list",
         "no-format",
         "old-format",
+        "previous-format",
         "no-result",
         "result-list",
         "invalid-result",
@@ -597,7 +825,7 @@ def test_an_entry_with_a_good_mac_and_a_bad_body_is_a_miss(tmp_path: Path, body:
     directory, key_file = tmp_path / "cache", tmp_path / "cache.key"
     cache = ResultCache(MIB, directory, MIB, key_file)
     good, bad = keys(cache, 2)
-    plant(directory, good, key_file.read_bytes(), json.dumps({"format": 2, "result": GOOD}).encode())
+    plant(directory, good, key_file.read_bytes(), json.dumps({"format": FORMAT, "result": GOOD}).encode())
     path = plant(directory, bad, key_file.read_bytes(), body)
     assert cache.get(good) == types.CallToolResult.model_validate(GOOD)  # the planting is right
     with structlog.testing.capture_logs() as logs:

@@ -1,4 +1,4 @@
-"""The zygote's ctypes callbacks sealed read-and-execute (``pdf_airlock.worker.closures``): no
+"""The zygote's ctypes callbacks sealed read-and-execute (``pdf_airlock.worker.memory.closures``): no
 page stays writable and executable, and the sealed page deadline's handler still answers.
 
 Each check runs in a fresh interpreter: a sealed page must never take another callback, and the
@@ -30,7 +30,7 @@ def test_a_sealed_callback_still_answers_from_a_read_and_execute_memfd() -> None
     out = _python(
         """
         import ctypes, json
-        from pdf_airlock.worker import closures
+        from pdf_airlock.worker.memory import closures
         twice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(lambda x: 2 * x)
         address = ctypes.cast(twice, ctypes.c_void_p).value
         before = closures.writable_code_ranges([address])

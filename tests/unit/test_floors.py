@@ -38,8 +38,8 @@ FLOORS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
         ("probe",),
         ("parsers", "testing"),
         ("pdf",),
-        ("sandbox", "cmaps", "hugepages", "progress", "strict_loads", "deadline"),
-        ("closures",),  # the zygote's ctypes callbacks, sealed read-and-execute
+        ("sandbox", "cmaps", "fonts", "hugepages", "progress", "strict_loads", "deadline"),
+        ("memory",),  # libc's mmap at raw addresses; the zygote's ctypes callbacks sealed
         ("contract", "__init__"),
     ),
 }

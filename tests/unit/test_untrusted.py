@@ -45,6 +45,8 @@ UNCAPPED = {
     ("PageText", "text", "string"),
     ("MarkdownPage", "text", "string"),
     ("StreamedPage", "text", "string"),
+    # Published as a plain string; the Literal of nine reasons validates it.
+    ("HiddenRun", "reason", "string"),
 }
 
 READ: dict[str, Any] = {

@@ -13,9 +13,10 @@ from typing import Final
 
 from pdf_airlock.worker.contract import OCR_LIMITS
 
-__all__ = ["BATCH_PROGRESS_MODES", "DEFAULTS", "Settings"]
+__all__ = ["BATCH_PROGRESS_MODES", "CACHE_SCOPES", "DEFAULTS", "SERVE_LIMITS", "Limit", "Settings"]
 
 MIB: Final = 1 << 20
+KIB: Final = 1 << 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,111 @@ class _Defaults:
 
 DEFAULTS: Final = _Defaults()
 BATCH_PROGRESS_MODES: Final = ("auto", "bar", "json", "none")  # ``pdf_airlock.server.batch.report``
+# Whose calls one result-cache entry answers (``pdf_airlock.server.cache``): only the principal's
+# that made it (the default), or every principal's (``--cache-scope shared``).
+CACHE_SCOPES: Final = ("principal", "shared")
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """A ``serve`` setting with a range: the flag ``--<flag>``, the variable
+    ``PDF_AIRLOCK_<FLAG>``, the default and the bounds, in the flag's unit."""
+
+    flag: str
+    default: float
+    low: float
+    high: float
+    help: str
+    integer: bool = True
+
+    @property
+    def env(self) -> str:
+        return "PDF_AIRLOCK_" + self.flag.replace("-", "_").upper()
+
+
+# The HTTP service's limits (``serve --transport streamable-http``; docs/configuration.md, "The
+# HTTP service"): the ``Settings`` field of each, its flag, default and range.
+SERVE_LIMITS: Final[dict[str, Limit]] = {
+    "http_max_head_kb": Limit(
+        "max-head-kb", 64, 1, 1024, "largest request head (request line and headers), KiB: 431 past it"
+    ),
+    "http_head_timeout_s": Limit(
+        "head-timeout",
+        5.0,
+        0.1,
+        300,
+        "seconds a connection has to send a whole request head (from opening, or from a later "
+        "request's first byte); then 408 and closed",
+        integer=False,
+    ),
+    "http_keepalive_timeout_s": Limit(
+        "keepalive-timeout",
+        5.0,
+        0.1,
+        3600,
+        "seconds a connection may stay open between two requests",
+        integer=False,
+    ),
+    "http_max_connections": Limit(
+        "max-connections",
+        1000,
+        1,
+        1_000_000,
+        "connections open at once; at the cap a new one closes the oldest that has no request in flight",
+    ),
+    "http_fd_reserve": Limit(
+        "fd-reserve",
+        256,
+        16,
+        65_536,
+        "file descriptors kept free of connections for the pool, documents and the JWKS fetch "
+        "(--max-connections is lowered to fit the open-file limit)",
+    ),
+    "http_body_timeout_s": Limit(
+        "body-timeout",
+        60.0,
+        1,
+        3600,
+        "seconds a request's body has to arrive whole, from the end of its head; then 408 and closed",
+        integer=False,
+    ),
+    "http_max_body_mb": Limit(
+        "max-body-mb",
+        16,
+        0.01,
+        4096,
+        "largest request body, MiB (inline documents are base64: 4/3 of their size)",
+        integer=False,
+    ),
+    "http_sessions_per_principal": Limit(
+        "sessions-per-principal", 100, 1, 100_000, "MCP sessions one principal may hold open"
+    ),
+    "http_bodies_per_principal": Limit(
+        "bodies-per-principal",
+        4,
+        1,
+        1000,
+        "request bodies over 64 KiB one principal may send at once when its policy sets no "
+        "concurrency (otherwise its concurrency); 429 past it",
+    ),
+    "auth_jwks_refresh_s": Limit(
+        "auth-jwks-refresh",
+        300,
+        1,
+        86_400,
+        "seconds a JWKS fetched from a URL is used before it is fetched again (a withdrawn key "
+        "stops verifying then)",
+        integer=False,
+    ),
+    "auth_jwks_cooldown_s": Limit(
+        "auth-jwks-cooldown",
+        30,
+        1,
+        3600,
+        "least seconds between two fetches of a JWKS URL, after a success or a failure",
+        integer=False,
+    ),
+}
 
 
 def _default_workers() -> int:
@@ -101,6 +207,19 @@ class Settings:
     resource_bytes: int = DEFAULTS.resource_mb * MIB
     resource_disk_bytes: int = DEFAULTS.resource_disk_mb * MIB
     resource_part_chars: int = DEFAULTS.resource_part_chars
+    # ``serve``'s HTTP limits (names, defaults and ranges: ``SERVE_LIMITS``)
+    http_max_head_kb: int = int(SERVE_LIMITS["http_max_head_kb"].default)
+    http_head_timeout_s: float = SERVE_LIMITS["http_head_timeout_s"].default
+    http_keepalive_timeout_s: float = SERVE_LIMITS["http_keepalive_timeout_s"].default
+    http_max_connections: int = int(SERVE_LIMITS["http_max_connections"].default)
+    http_fd_reserve: int = int(SERVE_LIMITS["http_fd_reserve"].default)
+    http_body_timeout_s: float = SERVE_LIMITS["http_body_timeout_s"].default
+    http_max_body_mb: float = SERVE_LIMITS["http_max_body_mb"].default
+    http_sessions_per_principal: int = int(SERVE_LIMITS["http_sessions_per_principal"].default)
+    http_bodies_per_principal: int = int(SERVE_LIMITS["http_bodies_per_principal"].default)
+    auth_jwks_refresh_s: float = SERVE_LIMITS["auth_jwks_refresh_s"].default
+    auth_jwks_cooldown_s: float = SERVE_LIMITS["auth_jwks_cooldown_s"].default
+    cache_scope: str = CACHE_SCOPES[0]
 
     def ocr_limits(self) -> dict[str, int]:
         """The job argument ``contract.OCR_LIMITS_ARG``."""

@@ -78,6 +78,10 @@ _NO_TRIM: Final = 1 << 30
 _ENGINE_ERRORS: Final = frozenset(
     {"PdfiumError", "PdfError", "QpdfRuntimeError", "DataDecodingError", "PSEOF", "PDFSyntaxError"}
 )
+# Pure-Python engines: whatever they raise from their own code is their reading of the document
+# failing (pdfminer's LZW and TIFF-predictor decoders raise IndexError on damaged streams, its
+# page-tree walk AttributeError on pages that are not references), never a bug of ours.
+_PURE_PYTHON_ENGINES: Final = ("pdfminer",)
 # The process's own symbols (libc's mallopt), opened in the zygote: a dlopen in the child is a load.
 _PROGRAM: Final = ctypes.CDLL(None)
 
@@ -143,6 +147,13 @@ def _error_for(exc: Exception) -> dict[str, Any]:
     if type(exc).__name__ in _ENGINE_ERRORS:  # an engine gave up on the document itself
         return _error("malformed", f"the PDF engine could not parse the document ({type(exc).__name__})")
     where = _parser_frame(exc)
+    engine = where.split(".", 1)[0].split(":", 1)[0]
+    if engine in _PURE_PYTHON_ENGINES:
+        return _error(
+            "malformed",
+            f"the PDF engine could not parse the document ({engine}: {type(exc).__name__})",
+            {"exception": type(exc).__name__, "frame": where},
+        )
     return _error(
         "internal",
         f"the parser failed ({type(exc).__name__} in {where}); the document may be unusual: try the "

@@ -9,7 +9,9 @@ and read-only, through a read-only descriptor: a fork copies no page-table entry
 mapping (every child faults in only the CMaps it decodes, and its exit unmaps no more), where a
 private copy's ~8 MB of entries were copied at every fork and torn down at every exit
 (bench/perf/cpu_per_doc.py). No process can write it: the seals forbid writes and the mapping was
-never writable. Where memfds or sealing are missing, a private anonymous copy serves instead.
+never writable. The mapping is made through libc, not Python's ``mmap`` (which keeps a duplicate of
+the descriptor for the mapping's life): once it exists, the zygote holds no descriptor of it.
+Where memfds or sealing are missing, a private anonymous copy serves instead.
 It replaces ``CMapDB._load_data`` with a loader that decompresses and decodes only
 the CMap a document asks for, inside the child. Decoding every CMap in the zygote instead would
 cost seconds of warm-up and many times that memory in every job. The decoding mirrors pdfminer's own
@@ -19,6 +21,7 @@ every file. ``CMAP_PATH`` is not honoured: only the installed package's files ar
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import gzip
 import json
@@ -28,12 +31,13 @@ from typing import Any, Final
 
 __all__ = ["decode", "loaded_bytes", "preload"]
 
+
 _SUFFIX: Final = ".json.gz"
 _INT_KEYED: Final = ("CID2UNICHR_H", "CID2UNICHR_V")
 # Every file's bytes in one mapping, and each file's (offset, length): outside the malloc heap,
 # where megabytes of small objects would push a job's allocations onto fresh pages and make
 # every read slower (``bench/studies/ab_servers.py text-10.pdf`` shows it).
-_store: list[mmap.mmap] = []
+_store: list[memoryview] = []
 _index: dict[str, tuple[int, int]] = {}
 
 
@@ -72,7 +76,7 @@ def _load_from_memory(cls: Any, name: str) -> type[Any]:
     if place is None or not _store:
         raise cls.CMapNotFound(name)
     offset, length = place
-    return decode(name, _store[0][offset : offset + length])
+    return decode(name, bytes(_store[0][offset : offset + length]))
 
 
 def preload() -> int:
@@ -94,8 +98,9 @@ def preload() -> int:
     try:
         store = _shared_read_only(everything)
     except OSError:  # no memfd or no sealing here: a private copy
-        store = mmap.mmap(-1, len(everything), flags=mmap.MAP_PRIVATE)
-        store[:] = everything
+        private = mmap.mmap(-1, len(everything), flags=mmap.MAP_PRIVATE)
+        private[:] = everything
+        store = memoryview(private)
     _store[:] = [store]
     CMapDB._load_data = classmethod(_load_from_memory)  # type: ignore[method-assign,assignment]
     return loaded_bytes()
@@ -104,9 +109,9 @@ def preload() -> int:
 _SEALS: Final = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
-def _shared_read_only(data: bytes) -> mmap.mmap:
+def _shared_read_only(data: bytes) -> memoryview:
     """``data`` in a sealed memfd, mapped shared from a read-only descriptor (so the mapping can
-    never be made writable), with no descriptor left open."""
+    never be made writable), with no descriptor left open (Python's ``mmap`` would keep one)."""
     writable = os.memfd_create("pdf-airlock-cmaps", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         view = memoryview(data)
@@ -117,9 +122,22 @@ def _shared_read_only(data: bytes) -> mmap.mmap:
     finally:
         os.close(writable)
     try:
-        return mmap.mmap(readable, len(data), flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = (
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_long,
+        )
+        address = libc.mmap(None, len(data), mmap.PROT_READ, mmap.MAP_SHARED, readable, 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), "mmap of the CMap store failed")
     finally:
         os.close(readable)
+    return memoryview((ctypes.c_char * len(data)).from_address(address)).cast("B")  # for the process's life
 
 
 def loaded_bytes() -> int:

@@ -12,7 +12,7 @@ Python's signals nor its own ``ETEXT_DESC`` deadline (a page of 40,000 specks ra
 The handler here is a ctypes callback made at import, in the zygote (making one maps executable
 memory, which the child's seccomp filter refuses), and installed with libc's ``signal``; ``seal``
 (the zygote, after its warm-up, before any fork) makes its code page read-and-execute
-(``pdf_airlock.worker.closures``), so no child inherits a writable code page. When it
+(``pdf_airlock.worker.memory.closures``), so no child inherits a writable code page. When it
 runs, the interrupted code is Tesseract's or PDFium's (which hold no Python state), or, rarely,
 the interpreter itself; the handler allocates nothing of its own, writes with ``os.write`` and
 leaves with ``os._exit``, so it never returns into what it interrupted.
@@ -31,7 +31,7 @@ import signal
 from collections.abc import Iterator
 from typing import Any, Final
 
-from pdf_airlock.worker import closures
+from pdf_airlock.worker.memory import closures
 
 __all__ = ["armed", "enable", "enabled", "error_envelope", "seal"]
 

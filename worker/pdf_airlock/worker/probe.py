@@ -2,13 +2,15 @@
 start-up learn from a real, sandboxed job child.
 
 It reads no document: the child reports the sandbox layers it entered, and, when asked, OCRs
-the trusted sample page under the probe's OCR limits.
+the trusted sample page under the probe's OCR limits and renders the fallback fonts' page
+(``pdf_airlock.worker.fonts.check``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pdf_airlock.worker import fonts
 from pdf_airlock.worker.contract import OCR_LIMITS_ARG, WorkerError
 from pdf_airlock.worker.parsers import get_parser
 from pdf_airlock.worker.pdf import ocr
@@ -19,10 +21,13 @@ __all__ = ["run_probe"]
 
 
 def run_probe(args: dict[str, Any], report: SandboxReport) -> dict[str, Any]:
-    """The layers ``report`` says were entered, their set-up times, and ``ocr`` with ``args["ocr"]``."""
+    """The layers ``report`` says were entered, their set-up times, ``ocr`` with ``args["ocr"]``
+    and ``fonts`` with ``args["fonts"]``."""
     probe: dict[str, Any] = {"layers": report.layers, "micros": report.micros}
     if args.get("ocr"):
         probe["ocr"] = self_check(args)
+    if args.get("fonts"):
+        probe["fonts"] = fonts.self_check()
     return probe
 
 

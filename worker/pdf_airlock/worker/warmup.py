@@ -60,21 +60,35 @@ def _warm_codecs() -> None:
 
 
 def warm_up() -> None:
-    """Import and exercise every engine; raises if an engine does not work at all. Each tool's
-    parser warms itself up on the sample document (its ``warm_up``); then what every parser
-    shares: codecs, CMaps, decryption."""
+    """Import and exercise every engine; raises if an engine does not work at all. First the
+    fallback fonts, before anything renders; then each tool's parser warms itself up on the
+    sample document (its ``warm_up``); then what every parser shares: codecs, CMaps,
+    decryption."""
     from pdf_airlock.worker import cmaps
     from pdf_airlock.worker.parsers import parser_modules
+    from pdf_airlock.worker.pdf import visibility
 
+    _warm_fonts()
     _warm_codecs()
     _no_external_decoders()
     cmaps.preload()
     sample = tiny_pdf()
     _warm_ocr(sample)
+    visibility.warm_up()
     for module in parser_modules():
         module.warm_up(sample)
     _warm_crypto()
     _warm_decrypt()
+
+
+def _warm_fonts() -> None:
+    """PDFium's system fonts from the zygote's memory (``pdf_airlock.worker.fonts``), and one
+    page drawn with them, so that PDFium has listed the faces before any fork."""
+    from pdf_airlock.worker import fonts
+    from pdf_airlock.worker.fonts import check
+
+    fonts.install()
+    check.warm_up()
 
 
 def _warm_ocr(sample: bytes) -> None:

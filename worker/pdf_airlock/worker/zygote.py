@@ -9,7 +9,11 @@ Protocol (one JSON object per datagram, fds by SCM_RIGHTS):
                          "max_wall_s", "generation"} + [input, result]
                         {"op": "assigned", "id", "pid", "deadline_s", "max_wall_s"}  (sent a spare its job)
                         {"op": "kill", "id"}
-                        {"op": "released", "id"}  (the job's child answered and stays for another)
+                        {"op": "released", "id", "idle_s"}  (the job's child answered and stays
+                                                             for another, at most idle_s idle)
+                        {"op": "drop", "pid"}  (a resident the supervisor closed: kill it)
+                        {"op": "retire", "id", "grace_s"}  (the job's child answered and gets no
+                                                           other job: it must exit within grace_s)
   zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers", "kinds"}
                         {"op": "spare", "pid", "generation"} + [the spare's socket]
                         {"op": "started", "id", "pid"}  or  {"op": "refused", "id"} (unknown kind)
@@ -31,9 +35,14 @@ spare is idle, else once the running jobs have exited.
 
 Residents (``--documents-per-child`` > 1, opt-in): a child whose limits allow several jobs keeps
 its socket after a job (``pdf_airlock.worker.child``), and the supervisor may keep it for the
-next job of the same client and root. It then sends ``released``: the child's deadline stops and
-it waits, untracked, as a resident; a later ``assigned`` naming it starts the next job's
-deadline as for a spare. A resident reaped between jobs is remembered like a reaped spare.
+next job of the same client and root. It then sends ``released``: the child's job deadline stops
+and it waits as a resident, for at most ``idle_s`` (the zygote's own idle deadline: past it the
+resident is killed, whatever the supervisor does); a later ``assigned`` naming it starts the next
+job's deadline as for a spare. A resident the supervisor closes (expired, evicted, of an old
+spec) is killed at once on ``drop``, and a child that answered but gets no other job (its Nth,
+one that grew, no room) is killed ``grace_s`` after ``retire`` unless it has exited by then: a
+child that ignores its hang-up (one a document took control of) never outlives what the
+supervisor counts. A resident reaped between jobs is remembered like a reaped spare.
 
 ``cold`` (``batch``: CPU per document, not the latency of one call) forks spares without the
 warm-up parse and without the heap kept for the job (``pdf_airlock.worker.child``): both move
@@ -59,6 +68,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -124,13 +134,15 @@ class _Child:
     killed: bool = False
     stretched: bool = False
 
-    def due(self, now: float) -> bool:
-        """At its deadline: extend it if the child was starved and may wait longer, else True."""
+    def due(self, now: float, cpu_seconds: Callable[[int], float | None] | None = None) -> bool:
+        """At its deadline: extend it if the child was starved and may wait longer, else True.
+        ``now`` is the monotonic clock, ``cpu_seconds(pid)`` the CPU the child has used
+        (``_cpu_seconds``, from /proc, unless given)."""
         if now < self.deadline:
             return False
         if now >= self.hard:
             return True
-        used = _cpu_seconds(self.pid)
+        used = (cpu_seconds or _cpu_seconds)(self.pid)
         if used is None or used >= _STARVED_SHARE * (now - self.started):
             return True
         self.stretched = True
@@ -218,7 +230,7 @@ class Zygote:
         self.spare_count = spares
         self.warm_pdf = warm_pdf
         self.spares: set[int] = set()  # idle spares handed to the supervisor, by pid
-        self.residents: set[int] = set()  # children between two jobs of one input (``release``)
+        self.residents: dict[int, float] = {}  # between two jobs of one input: pid -> idle deadline
         self.spare_key: _SpareKey | None = None
         self.spare_spec: dict[str, Any] = {}
         self.generation = 0
@@ -248,10 +260,10 @@ class Zygote:
             self.refill_spares()
 
     def next_timeout(self) -> float | None:
-        if not self.children:
+        deadlines = [child.deadline for child in self.children.values()] + list(self.residents.values())
+        if not deadlines:
             return None
-        nearest = min(child.deadline for child in self.children.values())
-        return max(0.0, nearest - time.monotonic())
+        return max(0.0, min(deadlines) - time.monotonic())
 
     def handle_wakeup(self) -> None:
         try:
@@ -276,17 +288,27 @@ class Zygote:
         message = json.loads(data)
         if message.get("op") == "job" and len(fds) == _MAX_FDS and self.accepts(message):
             self.start_job(message, data, fds[0], fds[1])
+            return
+        for fd in fds:
+            os.close(fd)
+        if message.get("op") == "job":
+            self.send({"op": "refused", "id": int(message.get("id", -1))})
         else:
-            for fd in fds:
-                os.close(fd)
-            if message.get("op") == "job":
-                self.send({"op": "refused", "id": int(message.get("id", -1))})
-            elif message.get("op") == "assigned":
-                self.assign(int(message["id"]), int(message["pid"]), _deadlines(message))
-            elif message.get("op") == "kill":
-                self.kill_job(int(message["id"]))
-            elif message.get("op") == "released":
-                self.release(int(message["id"]))
+            self.handle_order(message)
+
+    def handle_order(self, message: dict[str, Any]) -> None:
+        """A control message about a child the zygote already has."""
+        op = message.get("op")
+        if op == "assigned":
+            self.assign(int(message["id"]), int(message["pid"]), _deadlines(message))
+        elif op == "kill":
+            self.kill_job(int(message["id"]))
+        elif op == "released":
+            self.release(int(message["id"]), float(message["idle_s"]))
+        elif op == "drop":
+            self.drop(int(message["pid"]))
+        elif op == "retire":
+            self.retire(int(message["id"]), float(message["grace_s"]))
 
     def accepts(self, job: dict[str, Any]) -> bool:
         """A known kind, and sandbox layers skipped only with the test hooks on (``main``): the
@@ -321,7 +343,7 @@ class Zygote:
         self.spare_died = False
         if pid in self.spares or pid in self.residents:
             self.spares.discard(pid)
-            self.residents.discard(pid)
+            self.residents.pop(pid, None)
             self.send({"op": "started", "id": job_id, "pid": pid})
             self.track(job_id, pid, deadlines)
         elif pid in self.unassigned:  # reaped already: it ran its job (or died) before this came
@@ -331,16 +353,33 @@ class Zygote:
         else:
             self.send({"op": "lost", "id": job_id})
 
-    def release(self, job_id: int) -> None:
+    def release(self, job_id: int, idle_s: float, now: float | None = None) -> None:
         """The supervisor took the job's answer and keeps its child for another job of the same
-        input (``pdf_airlock.worker.child``): no deadline runs while it waits; the next
-        ``assigned`` naming it starts one. A child already reaped, or killed, is not resident."""
+        input (``pdf_airlock.worker.child``): no job deadline runs while it waits, only its idle
+        deadline ``idle_s`` from now; the next ``assigned`` naming it starts a job's. A child
+        already reaped, or killed, is not resident."""
         pid = self.by_job.pop(job_id, None)
         child = self.children.get(pid) if pid is not None else None
         if child is None or child.deadline_hit or child.killed:
             return
         del self.children[child.pid]
-        self.residents.add(child.pid)
+        self.residents[child.pid] = (time.monotonic() if now is None else now) + idle_s
+
+    def drop(self, pid: int) -> None:
+        """The supervisor closed a resident's socket: kill it (one that obeys has read EOF and is
+        exiting anyway). Only a resident: never a spare or a child with a job."""
+        if self.residents.pop(pid, None) is not None:
+            self.discarded.add(pid)
+            self.kill_child(pid)
+
+    def retire(self, job_id: int, grace_s: float, now: float | None = None) -> None:
+        """The job's child answered and will get no other job: its deadline (and the limit of
+        any extension) becomes ``grace_s`` from now. One that obeys has hung up and exits first."""
+        pid = self.by_job.get(job_id)
+        child = self.children.get(pid) if pid is not None else None
+        if child is not None:
+            until = (time.monotonic() if now is None else now) + grace_s
+            child.deadline, child.hard = min(child.deadline, until), min(child.hard, until)
 
     def track(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
         started = time.monotonic()
@@ -415,12 +454,16 @@ class Zygote:
             self.children[pid].killed = True
             self.kill_child(pid)
 
-    def enforce_deadlines(self) -> None:
-        now = time.monotonic()
+    def enforce_deadlines(self, now: float | None = None) -> None:
+        """Kill each child at its job deadline, and each resident at its idle deadline."""
+        now = time.monotonic() if now is None else now
         for child in self.children.values():
             if not child.deadline_hit and child.due(now):
                 child.deadline_hit = True
                 self.kill_child(child.pid)
+        for pid, idle_until in list(self.residents.items()):
+            if now >= idle_until:
+                self.drop(pid)
 
     def reap(self) -> None:
         while True:
@@ -436,7 +479,7 @@ class Zygote:
                 rusage["base_rss_kb"] = _anonymous_rss_kb()
             child = self.children.pop(pid, None)
             if pid in self.residents:  # it exited between jobs, or after a job not yet ``assigned``
-                self.residents.discard(pid)
+                del self.residents[pid]
                 self.remember_unassigned(pid, status, rusage)
                 continue
             if child is None and pid not in self.spares:
@@ -484,19 +527,26 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     control.setblocking(True)
     # A zygote must not outlive its supervisor even if the control socket is somehow kept open.
-    from pdf_airlock.worker.sandbox.process import make_undumpable, scrub_environment, set_parent_death_signal
+    from pdf_airlock.worker.sandbox.process import (
+        close_leftover_fds,
+        make_undumpable,
+        scrub_environment,
+        set_parent_death_signal,
+    )
 
     set_parent_death_signal()
     # Its own process group, so a terminal's Ctrl-C reaches the supervisor only (which stops
     # the pool in order), but the supervisor's session: see pdf_airlock.worker.sandbox.process.detach.
     os.setpgid(0, 0)
     started = time.monotonic()
-    from pdf_airlock.worker import deadline
+    from pdf_airlock.worker import deadline, fonts
     from pdf_airlock.worker.hugepages import collapse_warm_memory
     from pdf_airlock.worker.warmup import warm_up
 
     warm_up()
-    deadline.seal()  # before any fork: no child may hold a writable code page
+    # Before any fork: no child may hold a writable code page (pdf_airlock.worker.memory.closures).
+    deadline.seal()
+    fonts.seal()
     kinds = _KINDS
     # The test-only switch (docs/security.md): set in the server's environment by the test suite,
     # never by a request or a document. It adds the escape and fault job kinds and lets a job
@@ -511,7 +561,11 @@ def main() -> None:
     make_undumpable()  # after the namespace probe: an undumpable process cannot unshare(NEWUSER)
     spares = int(sys.argv[_SPARES_ARG]) if len(sys.argv) > _SPARES_ARG else 0
     cold = len(sys.argv) > _COLD_ARG and sys.argv[_COLD_ARG] == _COLD
-    zygote = Zygote(control, probed, kinds, spares, None if cold else warm_pdf(), test_hooks=test_hooks)
+    warm_sample = None if cold else warm_pdf()
+    # What the warm-up's libraries left open (qpdf's /dev/urandom): the zygote holds only its
+    # stdio, its control socket and what ``Zygote`` opens next (its wake-up pipe and selector).
+    close_leftover_fds(control.fileno())
+    zygote = Zygote(control, probed, kinds, spares, warm_sample, test_hooks=test_hooks)
     # Last, once nothing in the zygote reads its environment any more: children inherit the
     # allowlist in place, and their env_allowlist layer only checks it (``scrub_environment``).
     scrub_environment()

@@ -1,8 +1,16 @@
 """Result cache: a repeat of a call on the same bytes costs no parse.
 
-Keyed by (document sha256, tool, normalised arguments); inline ``data`` is never part of the key
-and a password only as a keyed digest, so neither is ever stored. Only successful results are
-cached.
+Keyed by (the generation of the answers, the caller's partition, document sha256, tool,
+normalised arguments); inline ``data`` is never part of the key and a password only as a keyed
+digest, so neither is ever stored. Only successful results are cached.
+
+- **Generation** (``answer_generation``): this package's version and the versions of the
+  libraries that read documents. An entry written by another release, or beside other parsers,
+  is never served: its key differs, and the MAC of a disk entry covers the key.
+- **Partition**: on HTTP, the principal whose call made the entry (``--cache-scope principal``,
+  the default), so that one principal cannot learn from a fast answer that another has read the
+  same document; ``--cache-scope shared`` lets every principal's repeat be answered from any
+  entry (``docs/security.md``). On stdio and in ``batch`` there is one caller.
 
 - In memory (always, unless ``--cache-mb 0``): bounded by the total size of cached results; least
   recently used entries go first.
@@ -21,6 +29,8 @@ Anyone who has a PDF can compute its entry's key (file name), so the directory i
   reason only) and counts as a miss, so the call parses afresh.
 - The secret comes from ``--cache-key-file`` (read, or made 0600 from ``os.urandom`` on first
   use): entries then last across restarts and are shared by every process given the same file.
+  A new key file is written whole under a temporary name and linked into place, so processes
+  starting together all read the one secret that won (never a file still being written).
   Without it the secret is random per process, and the disk cache lasts as long as the process.
   The password salt is derived from the same secret: nothing secret is stored in the directory.
 - The directory is checked and opened once (``O_DIRECTORY|O_NOFOLLOW``) at start-up; every
@@ -32,11 +42,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import hmac
+import importlib.metadata
 import json
 import os
+import secrets
 import stat
+import time
 import weakref
 from collections import OrderedDict
 from pathlib import Path
@@ -44,6 +58,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
+from pdf_airlock.server import __version__
 from pdf_airlock.server.tools.cursors import cursor_cache_key, reissue_cursors
 
 if TYPE_CHECKING:
@@ -55,6 +70,7 @@ __all__ = [
     "CacheKeyError",
     "DiskStore",
     "ResultCache",
+    "answer_generation",
     "prepare_directory",
     "prepare_key_file",
 ]
@@ -68,7 +84,20 @@ _SALT_LABEL: Final = b"pdf-airlock password salt"
 _MAC_HEX: Final = 2 * hashlib.sha256().digest_size  # an entry's first line
 _HEADER_BYTES: Final = _MAC_HEX + 1
 _ENTRY_SUFFIX: Final = ".json"
-_ENTRY_FORMAT: Final = 2
+_ENTRY_FORMAT: Final = 3
+# The libraries whose versions change answers (the worker's parsers, OCR, text matching, images).
+ANSWERING_DISTRIBUTIONS: Final = (
+    "pikepdf",
+    "pypdfium2",
+    "pdfminer.six",
+    "pdfplumber",
+    "tesserocr",
+    "regex",
+    "pillow",
+)
+_KEY_READ_TRIES: Final = 50  # a key file read short is read again (another process writing it)
+_KEY_READ_PAUSE_S: Final = 0.01
+_NO_LINKS: Final = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS})  # a file system without link()
 _DIR_MODE: Final = 0o700
 _FILE_MODE: Final = 0o600
 _PRIVATE_MODE_BITS: Final = 0o077  # none of these may be set on the key file
@@ -131,17 +160,80 @@ def prepare_directory(directory: Path) -> None:
     os.close(_open_directory(directory))
 
 
+@functools.cache
+def answer_generation() -> str:
+    """What the answers of this installation depend on beyond the document and the call: the
+    entry format, this package's version and the versions of ``ANSWERING_DISTRIBUTIONS``."""
+    versions = [f"format={_ENTRY_FORMAT}", f"pdf-airlock={__version__}"]
+    for name in ANSWERING_DISTRIBUTIONS:
+        try:
+            versions.append(f"{name}={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{name}=none")
+    return ";".join(versions)
+
+
 def prepare_key_file(path: Path, directory: Path | None) -> bytes:
-    """Read the cache's secret from ``path``, or make it (random, 0600) if there is none yet."""
+    """Read the cache's secret from ``path``, or make it (random, 0600) if there is none yet.
+
+    A new file is written whole under a temporary name and ``link()``-ed into place: of
+    processes starting at once, one link wins and every other process reads its secret. A read
+    that comes up short (a file made by a writer without this care, still being written) is
+    tried again for half a second before the file is refused."""
     if directory is not None and path.resolve().is_relative_to(directory.resolve()):
         raise CacheKeyError(f"{path} is inside the cache directory {directory}; keep it elsewhere")
     try:
-        fd = os.open(path, _CREATE, _FILE_MODE)
-    except FileExistsError:
         return _read_key_file(path)
+    except FileNotFoundError:
+        pass
+    secret = os.urandom(KEY_BYTES)
+    if not _link_new_key(path, secret):
+        try:
+            return _read_key_file(path)  # another process made it first: its secret is the one
+        except FileNotFoundError as exc:
+            raise CacheKeyError(f"{path} vanished while it was being made") from exc
+    log.info("cache_key_created", key_file=str(path))
+    return secret
+
+
+def _link_new_key(path: Path, secret: bytes) -> bool:
+    """Put ``secret`` at ``path`` if nothing is there; False if something already is."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+    try:
+        fd = os.open(temporary, _CREATE, _FILE_MODE)
     except OSError as exc:
         raise CacheKeyError(f"{path} {_why(exc, 'created')}") from exc
-    secret = os.urandom(KEY_BYTES)
+    try:
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(secret)
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError as exc:
+            raise CacheKeyError(f"{path} cannot be written: {exc.strerror}") from exc
+        try:
+            os.link(temporary, path, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
+                raise CacheKeyError(f"{path} {_why(exc, 'created')}") from exc
+            return _create_new_key(path, secret)
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _create_new_key(path: Path, secret: bytes) -> bool:
+    """Where ``link()`` is not supported: create exclusively and write (a reader racing the
+    write reads it short, and tries again)."""
+    try:
+        fd = os.open(path, _CREATE, _FILE_MODE)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise CacheKeyError(f"{path} {_why(exc, 'created')}") from exc
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(secret)
@@ -149,13 +241,30 @@ def prepare_key_file(path: Path, directory: Path | None) -> bytes:
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise CacheKeyError(f"{path} cannot be written: {exc.strerror}") from exc
-    log.info("cache_key_created", key_file=str(path))
-    return secret
+    return True
 
 
 def _read_key_file(path: Path) -> bytes:
+    """The secret in ``path``; ``FileNotFoundError`` if there is none, ``CacheKeyError`` if the
+    file is not one to trust."""
+    for attempt in range(_KEY_READ_TRIES):
+        secret, size = _read_key_once(path)
+        if len(secret) >= KEY_BYTES or attempt == _KEY_READ_TRIES - 1:
+            break
+        time.sleep(_KEY_READ_PAUSE_S)
+    if len(secret) != KEY_BYTES:
+        raise CacheKeyError(
+            f"{path} holds {size} bytes, not {KEY_BYTES}; remove it to make a new one "
+            "(the disk cache then starts afresh)"
+        )
+    return secret
+
+
+def _read_key_once(path: Path) -> tuple[bytes, int]:
     try:
         fd = os.open(path, _OPEN_READ)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         raise CacheKeyError(f"{path} {_why(exc, 'read')}") from exc
     try:  # the raw descriptor: os.fdopen would refuse a directory with its own error
@@ -167,24 +276,20 @@ def _read_key_file(path: Path) -> bytes:
         if stat.S_IMODE(info.st_mode) & _PRIVATE_MODE_BITS:
             mode = stat.S_IMODE(info.st_mode)
             raise CacheKeyError(f"{path} has mode {mode:04o}; it must be 0600 or stricter")
-        secret = _read_at_most(fd, KEY_BYTES + 1)  # never the whole of a planted huge file
+        return _read_at_most(fd, KEY_BYTES + 1), info.st_size  # never the whole of a huge file
     finally:
         os.close(fd)
-    if len(secret) != KEY_BYTES:
-        raise CacheKeyError(
-            f"{path} holds {info.st_size} bytes, not {KEY_BYTES}; remove it to make a new one "
-            "(the disk cache then starts afresh)"
-        )
-    return secret
 
 
 def _derived(secret: bytes, label: bytes) -> bytes:
     return hmac.new(secret, label, hashlib.sha256).digest()
 
 
-def _mac(mac_key: bytes, key: str, body: bytes) -> bytes:
-    """Covers the entry's key too: an entry copied under another key fails."""
-    return hmac.new(mac_key, key.encode() + b"\n" + body, hashlib.sha256).hexdigest().encode()
+def _mac(mac_key: bytes, generation: str, key: str, body: bytes) -> bytes:
+    """Covers the entry's key and the generation of answers too: an entry copied under another
+    key, or written by another release, fails."""
+    signed = generation.encode() + b"\n" + key.encode() + b"\n" + body
+    return hmac.new(mac_key, signed, hashlib.sha256).hexdigest().encode()
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:
@@ -200,8 +305,9 @@ class DiskStore:
     """One file per entry, each checked by its HMAC; every failure to read one is a miss (also
     the store of answers delivered as resources, ``pdf_airlock.server.app.resources``)."""
 
-    def __init__(self, directory: Path, max_bytes: int, secret: bytes) -> None:
+    def __init__(self, directory: Path, max_bytes: int, secret: bytes, generation: str | None = None) -> None:
         self.directory = directory  # for messages: every operation goes through ``self._fd``
+        self.generation = answer_generation() if generation is None else generation
         self.max_bytes = max_bytes
         self.max_entry = max_bytes // _MAX_ENTRY_SHARE
         self._mac_key = _derived(secret, _ENTRY_LABEL)
@@ -249,7 +355,7 @@ class DiskStore:
             raise _Rejected("too_large")
         untrusted_mac, body = data[:_MAC_HEX], data[_HEADER_BYTES:]
         if data[_MAC_HEX:_HEADER_BYTES] != b"\n" or not hmac.compare_digest(
-            untrusted_mac, _mac(self._mac_key, key, body)
+            untrusted_mac, _mac(self._mac_key, self.generation, key, body)
         ):
             raise _Rejected("mac")
         try:
@@ -269,7 +375,7 @@ class DiskStore:
         body = json.dumps({"format": _ENTRY_FORMAT, "result": result}, ensure_ascii=False).encode()
         if len(body) > self.max_entry:
             return
-        data = _mac(self._mac_key, key, body) + b"\n" + body
+        data = _mac(self._mac_key, self.generation, key, body) + b"\n" + body
         name = key + _ENTRY_SUFFIX
         temporary = f".{key}.{os.getpid()}.tmp"
         try:
@@ -323,8 +429,10 @@ class ResultCache:
         directory: Path | None = None,
         disk_max_bytes: int = 0,
         key_file: Path | None = None,
+        generation: str | None = None,
     ) -> None:
         self.max_bytes = max_bytes
+        self.generation = answer_generation() if generation is None else generation
         self.used = 0
         self._entries: OrderedDict[str, tuple[types.CallToolResult, int]] = OrderedDict()
         self.hits = 0
@@ -335,7 +443,7 @@ class ResultCache:
         if directory is not None and disk_max_bytes > 0:
             if key_file is not None:
                 secret = prepare_key_file(key_file, directory)
-            self._disk = DiskStore(directory, disk_max_bytes, secret)
+            self._disk = DiskStore(directory, disk_max_bytes, secret, self.generation)
             log.info(
                 "cache_disk",
                 directory=str(directory),
@@ -350,14 +458,16 @@ class ResultCache:
         if self._disk is not None:
             self._disk.close()
 
-    def key(self, sha256: str, tool: str, arguments: dict[str, Any]) -> str:
+    def key(self, sha256: str, tool: str, arguments: dict[str, Any], partition: str = "") -> str:
+        """The entry of a call: ``partition`` names whose calls it may answer (the principal,
+        or "" for everyone's)."""
         normalised = {k: v for k, v in arguments.items() if k not in ("data", "password")}
         if isinstance(normalised.get("cursor"), str):  # its position, whichever process signed it
             normalised["cursor"] = cursor_cache_key(normalised["cursor"])
         password = arguments.get("password")
         if password:
             normalised["password"] = hashlib.sha256(self._salt + str(password).encode()).hexdigest()
-        body = json.dumps([sha256, tool, normalised], sort_keys=True, default=str)
+        body = json.dumps([self.generation, partition, sha256, tool, normalised], sort_keys=True, default=str)
         digest = hashlib.sha256(body.encode()).hexdigest()
         # Entries of calls with a password stay in memory: the letter marks them.
         return ("p" if password else "k") + digest

@@ -375,7 +375,9 @@ class App:
         keyed = arguments | {"source": document.display}
         if isinstance(args, OcrInput) and args.ocr != "off":  # a disk entry may outlive --ocr-* settings
             keyed[OCR_LIMITS_ARG] = self.ocr_limits
-        return self.cache.key(document.sha256, spec.name, keyed)
+        # Whose calls the entry answers: this principal's only, unless --cache-scope shared.
+        partition = "" if self.settings.cache_scope == "shared" else _PRINCIPAL.get()
+        return self.cache.key(document.sha256, spec.name, keyed, partition)
 
     async def _cached(
         self,

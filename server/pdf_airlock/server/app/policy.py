@@ -23,8 +23,9 @@ without_elicitation = "deny"   # a client that cannot ask: "deny", or "allow" (a
 ```
 
 Limits refuse with the typed, retryable ``overloaded`` error whose ``details.retry_after_s`` says
-when to try again. Without a policy file every principal reads the server's ``--root`` with no
-limits but the pool's.
+when to try again. Opening an MCP session (``initialize``) spends a token of the rate too
+(``pdf_airlock.server.http.admission``, refused ``429`` there). Without a policy file every
+principal reads the server's ``--root`` with no limits but the pool's and ``admission``'s.
 """
 
 from __future__ import annotations
@@ -193,47 +194,79 @@ class _Bucket:
     tokens: float
     stamp: float
     in_flight: int = 0
+    bodies: int = 0  # large request bodies being received or handled (``take_body``)
 
 
 class Limiter:
-    """Per-principal concurrency and rate (a token bucket holding a minute's worth of calls)."""
+    """Per-principal concurrency and rate (a token bucket holding a minute's worth of calls), and
+    the large request bodies each principal has in flight."""
 
     def __init__(self, clock: Any = time.monotonic) -> None:
         self._clock = clock
         self._buckets: dict[str, _Bucket] = {}
 
-    def acquire(self, key: str, rule: Rule) -> None:
-        """Take a slot for one call, or raise ``overloaded`` with ``retry_after_s``."""
-        now = self._clock()
+    def _bucket(self, key: str, rule: Rule) -> _Bucket:
         bucket = self._buckets.get(key)
         if bucket is None:
             capacity = rule.rate_per_minute or 0.0
-            bucket = self._buckets[key] = _Bucket(tokens=capacity, stamp=now)
+            bucket = self._buckets[key] = _Bucket(tokens=capacity, stamp=self._clock())
             if len(self._buckets) > _MAX_BUCKETS:
-                idle = next((k for k, b in self._buckets.items() if b.in_flight == 0 and k != key), None)
+                idle = next(
+                    (k for k, b in self._buckets.items() if b.in_flight == b.bodies == 0 and k != key),
+                    None,
+                )
                 if idle is not None:
                     del self._buckets[idle]
+        return bucket
+
+    def acquire(self, key: str, rule: Rule) -> None:
+        """Take a slot for one call, or raise ``overloaded`` with ``retry_after_s``."""
+        bucket = self._bucket(key, rule)
         if rule.concurrency is not None and bucket.in_flight >= rule.concurrency:
             raise ToolError(
                 "overloaded",
                 f"{rule.concurrency} call(s) of this principal are running; retry later",
                 {"retry_after_s": CONCURRENCY_RETRY_S, "limit": "concurrency"},
             )
-        if rule.rate_per_minute is not None:
-            per_second = rule.rate_per_minute / 60.0
-            bucket.tokens = min(rule.rate_per_minute, bucket.tokens + (now - bucket.stamp) * per_second)
-            bucket.stamp = now
-            if bucket.tokens < 1.0:
-                wait = round((1.0 - bucket.tokens) / per_second, 3)
-                raise ToolError(
-                    "overloaded",
-                    f"rate limit of {rule.rate_per_minute:g} calls a minute reached; retry later",
-                    {"retry_after_s": wait, "limit": "rate"},
-                )
-            bucket.tokens -= 1.0
+        self._spend(bucket, rule)
         bucket.in_flight += 1
+
+    def take_rate(self, key: str, rule: Rule) -> None:
+        """Spend one of the rate's tokens without taking a call's slot (opening a session), or
+        raise ``overloaded``."""
+        self._spend(self._bucket(key, rule), rule)
+
+    def _spend(self, bucket: _Bucket, rule: Rule) -> None:
+        if rule.rate_per_minute is None:
+            return
+        now = self._clock()
+        per_second = rule.rate_per_minute / 60.0
+        bucket.tokens = min(rule.rate_per_minute, bucket.tokens + (now - bucket.stamp) * per_second)
+        bucket.stamp = now
+        if bucket.tokens < 1.0:
+            wait = round((1.0 - bucket.tokens) / per_second, 3)
+            raise ToolError(
+                "overloaded",
+                f"rate limit of {rule.rate_per_minute:g} calls a minute reached; retry later",
+                {"retry_after_s": wait, "limit": "rate"},
+            )
+        bucket.tokens -= 1.0
 
     def release(self, key: str) -> None:
         bucket = self._buckets.get(key)
         if bucket is not None and bucket.in_flight > 0:
             bucket.in_flight -= 1
+
+    def take_body(self, key: str, rule: Rule, limit: int) -> bool:
+        """Count one more large body of ``key`` in flight; False (and nothing counted) when
+        ``limit`` are already."""
+        bucket = self._bucket(key, rule)
+        if bucket.bodies >= limit:
+            return False
+        bucket.bodies += 1
+        return True
+
+    def release_body(self, key: str) -> None:
+        bucket = self._buckets.get(key)
+        if bucket is not None and bucket.bodies > 0:
+            bucket.bodies -= 1

@@ -4,7 +4,8 @@ A paged tool answers one part at a time (``max_chars`` of text, ``max_items`` of
 hands out a ``cursor`` for the next. A pipeline has nobody to call again, so ``batch`` follows
 the cursors and joins the parts here: the paged list is concatenated (a ``pdf_read`` page cut at
 a part's end is joined with its continuation into one page), per-part counts are summed, flags
-are or-ed, warnings are kept once each in order, and every other field is the first part's (the
+are or-ed, other lists a part adds to (``Paged.appended``) are concatenated, warnings are kept
+once each in order, and every other field is the first part's (the
 same document and arguments give the same values). The last part's ``cursor`` is kept: null
 when the result is whole.
 """
@@ -43,6 +44,8 @@ def join_part(tool: str, whole: dict[str, Any], part: dict[str, Any]) -> None:
         whole[name] += part[name]
     for name in how.flags:
         whole[name] = whole[name] or part[name]
+    for name in how.appended:
+        whole[name] = [*whole[name], *part[name]]
     seen = set(whole["warnings"])
     whole["warnings"].extend(warning for warning in part["warnings"] if warning not in seen)
     whole["cursor"] = part["cursor"]

@@ -3,9 +3,18 @@
 Paths (native or ``file://``) must resolve, through symlinks, inside one of the configured
 roots. The file is opened ``O_RDONLY|O_NOFOLLOW|O_NONBLOCK``, the opened fd is checked again
 (``/proc/self/fd`` must still point inside a root, which closes the race between resolving and
-opening), and ``fstat`` must show a regular file under the size cap. Inline base64 input goes
-into a sealed memfd. The job child only ever receives the fd, never a path. Error messages
-show paths as the caller gave them or relative to their root, never document bytes.
+opening), and ``fstat`` must show a regular file under the size cap. Its bytes are then copied
+into a memfd, hashed as they are copied, and the memfd sealed, as inline base64
+input is decoded into one: every job of the call (a triage, the two children of a two-ended
+read) reads exactly the bytes whose sha256 the answer carries and the cache keys, whatever a
+writer does to the file meanwhile. The copies of the last few files opened are kept, by the
+file's identity (device, inode, size, modification and change times): an unchanged file is
+neither copied nor hashed again. A writer may change a file without changing its identity (within
+one tick of the clock, or through a shared mapping); what is then read is the copy, so the
+answer is about the bytes it names, if no longer the file's. The job child only ever receives
+the memfd, never a path.
+Error messages show paths as the caller gave them or relative to their root, never document
+bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import fcntl
 import hashlib
 import os
 import stat
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +40,16 @@ __all__ = ["Document", "PathPolicy", "within"]
 
 _OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _PSEUDO_FILESYSTEMS: Final = ("/proc", "/sys", "/dev")
-_HASH_CHUNK: Final = 1 << 20
-_HASH_INLINE_MAX: Final = 4 << 20  # larger files not hashed before: in a worker thread
-_DIGEST_MEMO: Final = 4096
+_HASH_INLINE_MAX: Final = 4 << 20  # larger files are copied and hashed in a worker thread
+_COPY_CHUNK: Final = 1 << 20
+# Copies kept for unchanged files, per policy (a served root set): a document read again, page by
+# page or after ``pdf_info``, is not copied and hashed again (bench/studies/ab_servers.py on a 90 MB file).
+_COPIES_KEPT: Final = 16
+_COPIES_KEPT_BYTES: Final = 128 << 20
 _MAX_SHOWN_PATH: Final = 200
+# Inline base64 is decoded this many characters at a time (a multiple of 4) straight into the
+# memfd and the hash: never a whole decoded copy, nor a whole ASCII copy, of a large document.
+_DECODE_CHARS: Final = 4 << 20
 _SEALS: Final = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
@@ -62,19 +78,34 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _hash_fd(fd: int, limit: int) -> tuple[str, int]:
-    """(sha256, size) of the file's bytes, reading at most ``limit``: a file someone keeps
-    appending to cannot keep this reading for ever."""
-    digest = hashlib.sha256()
-    offset = 0
-    while offset < limit and (chunk := os.pread(fd, min(_HASH_CHUNK, limit - offset), offset)):
-        digest.update(chunk)
-        offset += len(chunk)
-    return digest.hexdigest(), offset
-
-
 def _identity(info: os.stat_result) -> tuple[int, ...]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _copy_sealed(fd: int, limit: int, expected: int) -> tuple[int, str, int]:
+    """(memfd, sha256, size): the file's bytes, at most ``limit`` (a file someone keeps
+    appending to cannot keep this copying for ever), copied into a memfd that is then sealed,
+    and hashed as they are copied: read once into memory, hashed there, written. A writer that
+    changes the file meanwhile changes what is copied, never the agreement between the copy and
+    its hash. ``expected`` (the size ``fstat`` saw) sizes the first read. (``sendfile`` into
+    the memfd, then hashing it through a mapping, measured slower: the mapping's page faults.)"""
+    memfd = os.memfd_create("pdf-airlock-document", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        digest = hashlib.sha256()
+        copied = 0
+        want = min(expected + 1, limit, _COPY_CHUNK)
+        while copied < limit and (chunk := os.pread(fd, want, copied)):
+            digest.update(chunk)  # hashlib lets go of the GIL over a large buffer
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(memfd, view) :]
+            copied += len(chunk)
+            want = min(limit - copied, _COPY_CHUNK)
+        fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, _SEALS)
+        return memfd, digest.hexdigest(), copied
+    except BaseException:
+        os.close(memfd)
+        raise
 
 
 class PathPolicy:
@@ -83,8 +114,8 @@ class PathPolicy:
     def __init__(self, roots: Sequence[Path], max_bytes: int) -> None:
         self.roots = tuple(os.path.realpath(root) for root in roots)
         self.max_bytes = max_bytes
-        # (dev, inode, size, mtime_ns, ctime_ns) -> sha256: an unchanged file is not re-hashed.
-        self._digests: dict[tuple[int, ...], str] = {}
+        # A file's identity -> its sealed copy (memfd, sha256, size), oldest first.
+        self._copies: OrderedDict[tuple[int, ...], tuple[int, str, int]] = OrderedDict()
 
     def _to_path(self, raw: str) -> str:
         if "\x00" in raw:
@@ -123,31 +154,56 @@ class PathPolicy:
         raise ToolError("not_found", f"{_shown(raw)!r} does not exist")
 
     def open_path(self, raw: str) -> Document:
-        """Open, check and hash ``raw`` on this thread."""
+        """Open and check ``raw``, then copy and hash it, on this thread."""
         fd, info, where = self._open_checked(raw)
         try:
-            return self._document(fd, info, where, self._known(info) or _hash_fd(fd, self.max_bytes + 1))
-        except BaseException:
+            copy = self._kept(info) or self._remember(
+                fd, info, _copy_sealed(fd, self.max_bytes + 1, info.st_size)
+            )
+        finally:
             os.close(fd)
-            raise
+        return self._document(copy, where)
 
     async def open_path_async(self, raw: str) -> Document:
-        """As ``open_path``, but a file over ``_HASH_INLINE_MAX`` not hashed before is hashed in
-        a worker thread (hashlib lets go of the GIL): the event loop, so every other call and the
-        protocol itself, would otherwise wait about a millisecond a megabyte."""
+        """As ``open_path``, but a file over ``_HASH_INLINE_MAX`` is copied and hashed in a
+        worker thread (reads, writes and hashlib let go of the GIL): the event loop, so every other
+        call and the protocol itself, would otherwise wait about a millisecond a megabyte."""
         fd, info, where = self._open_checked(raw)
         try:
-            hashed = self._known(info)
-            if hashed is None:
+            copy = self._kept(info)
+            if copy is None:
                 limit = self.max_bytes + 1  # one byte over the cap is enough to refuse it
                 if info.st_size <= _HASH_INLINE_MAX:
-                    hashed = _hash_fd(fd, limit)
+                    copied = _copy_sealed(fd, limit, info.st_size)
                 else:
-                    hashed = await anyio.to_thread.run_sync(_hash_fd, fd, limit)
-            return self._document(fd, info, where, hashed)
-        except BaseException:
+                    copied = await anyio.to_thread.run_sync(_copy_sealed, fd, limit, info.st_size)
+                copy = self._remember(fd, info, copied)
+        finally:
             os.close(fd)
-            raise
+        return self._document(copy, where)
+
+    def _kept(self, info: os.stat_result) -> tuple[int, str, int] | None:
+        """A new descriptor of the copy kept for this unchanged file, with its sha256 and size."""
+        kept = self._copies.get(_identity(info))
+        if kept is None:
+            return None
+        self._copies.move_to_end(_identity(info))
+        memfd, digest, size = kept
+        return fcntl.fcntl(memfd, fcntl.F_DUPFD_CLOEXEC, 0), digest, size
+
+    def _remember(self, fd: int, info: os.stat_result, copy: tuple[int, str, int]) -> tuple[int, str, int]:
+        """Keep a duplicate of ``copy`` for the file, if the file did not change while it was
+        copied and the copy is one to keep (within the cap, within the copies' budget)."""
+        memfd, digest, size = copy
+        if size != info.st_size or size > _COPIES_KEPT_BYTES or _identity(os.fstat(fd)) != _identity(info):
+            return copy
+        self._copies[_identity(info)] = (fcntl.fcntl(memfd, fcntl.F_DUPFD_CLOEXEC, 0), digest, size)
+        while (
+            len(self._copies) > _COPIES_KEPT
+            or sum(kept[2] for kept in self._copies.values()) > _COPIES_KEPT_BYTES
+        ):
+            os.close(self._copies.popitem(last=False)[1][0])
+        return copy
 
     def _open_checked(self, raw: str) -> tuple[int, os.stat_result, tuple[str, str]]:
         """An fd of ``raw`` inside a root, a regular file under the cap: (fd, its fstat, (its
@@ -176,25 +232,15 @@ class PathPolicy:
             raise
         return fd, info, self._relative(opened)
 
-    def _known(self, info: os.stat_result) -> tuple[str, int] | None:
-        """(sha256, size) of an unchanged file hashed before."""
-        digest = self._digests.get(_identity(info))
-        return None if digest is None else (digest, info.st_size)
-
-    def _document(
-        self, fd: int, info: os.stat_result, where: tuple[str, str], hashed: tuple[str, int]
-    ) -> Document:
-        digest, size = hashed
-        self._check_size(size)  # the file may have grown while it was read
-        if size == info.st_size:
-            self._remember(_identity(info), digest)
+    def _document(self, copy: tuple[int, str, int], where: tuple[str, str]) -> Document:
+        memfd, digest, size = copy
+        try:
+            self._check_size(size)  # the file may have grown while it was copied
+        except BaseException:
+            os.close(memfd)
+            raise
         root, display = where
-        return Document(fd=fd, size=size, sha256=digest, display=display, root=root)
-
-    def _remember(self, identity: tuple[int, ...], digest: str) -> None:
-        self._digests[identity] = digest
-        while len(self._digests) > _DIGEST_MEMO:
-            self._digests.pop(next(iter(self._digests)))
+        return Document(fd=memfd, size=size, sha256=digest, display=display, root=root)
 
     def _check_size(self, size: int) -> None:
         if size > self.max_bytes:
@@ -213,20 +259,26 @@ class PathPolicy:
 
     def open_inline(self, encoded: str) -> Document:
         self._check_size(len(encoded) * 3 // 4 - encoded[-2:].count("="))  # padding is not data
-        try:
-            data = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise ToolError("invalid_arguments", "data is not valid base64") from exc
-        self._check_size(len(data))
         fd = os.memfd_create("pdf-airlock-inline", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        digest = hashlib.sha256()
+        size = 0
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            for start in range(0, len(encoded), _DECODE_CHARS):
+                piece = encoded[start : start + _DECODE_CHARS]
+                if start + _DECODE_CHARS < len(encoded) and "=" in piece:  # padding ends the data
+                    raise ToolError("invalid_arguments", "data is not valid base64")
+                try:
+                    data = base64.b64decode(piece, validate=True)
+                except (binascii.Error, ValueError) as exc:
+                    raise ToolError("invalid_arguments", "data is not valid base64") from exc
+                size += len(data)
+                self._check_size(size)
+                digest.update(data)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
         except BaseException:
             os.close(fd)
             raise
-        return Document(
-            fd=fd, size=len(data), sha256=hashlib.sha256(data).hexdigest(), display="<inline data>"
-        )
+        return Document(fd=fd, size=size, sha256=digest.hexdigest(), display="<inline data>")

@@ -268,6 +268,7 @@ def _settings(ns: argparse.Namespace) -> Settings:
         overrides.update(_key_file_override(ns.cache_key_file, None))
     if ns.workers > 0:
         overrides["workers"] = ns.workers
+    overrides.update(_serve_overrides(ns))
     return Settings(
         roots=tuple(roots),
         max_file_bytes=ns.max_file_mb * MIB,
@@ -287,6 +288,18 @@ def _settings(ns: argparse.Namespace) -> Settings:
         child_idle_s=ns.child_idle_seconds,
         **overrides,
     )
+
+
+def _serve_overrides(ns: argparse.Namespace) -> dict[str, Any]:
+    """``serve``'s HTTP limits (``config.SERVE_LIMITS``); none for the other commands."""
+    if not hasattr(ns, "transport"):
+        return {}
+    from pdf_airlock.server.http.options import UsageError, serve_settings
+
+    try:
+        return serve_settings(ns)
+    except UsageError as exc:
+        _usage(str(exc))
 
 
 def _cache_overrides(cache_dir: Path, key_file: Path | None) -> dict[str, Path]:
@@ -378,7 +391,8 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--root", action="append", type=Path, help="the run's --root again (repeatable)")
     merge.add_argument("--log-level", default=_env("LOG_LEVEL", "warning"))
     selftest = commands.add_parser(
-        "self-test", help="report which sandbox layers are active here, and whether OCR works"
+        "self-test",
+        help="report which sandbox layers are active here, and whether OCR and the fallback fonts work",
     )
     selftest.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_settings_flags(selftest)
@@ -455,7 +469,7 @@ async def _self_test(settings: Settings, as_json: bool) -> int:
     from pdf_airlock.server.pool.probe import missing_layers, probe_layers
 
     async with Pool(1, 1, DEFAULTS.zygote_start_timeout_s, settings.kill_grace_s) as pool:
-        layers = await probe_layers(pool, settings, ocr=True)
+        layers = await probe_layers(pool, settings, checks=True)
     missing = missing_layers(layers, settings.require_layers)
     if as_json:
         payload = {"layers": layers, "required": list(settings.require_layers), "missing": missing}

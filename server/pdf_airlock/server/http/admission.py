@@ -21,25 +21,31 @@ from pdf_airlock.server.app.approvals import Approvals, Asker
 from pdf_airlock.server.app.audit import begin as begin_audit
 from pdf_airlock.server.app.calls import App, error_result
 from pdf_airlock.server.app.policy import Limiter, Policy
+from pdf_airlock.server.app.principal import Principal
 from pdf_airlock.server.boundary.paths import PathPolicy
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.http.auth import principal_of
 from pdf_airlock.server.pool.child_output import ProgressFn
 
-__all__ = ["ANONYMOUS", "Admission"]
+__all__ = ["ANONYMOUS", "Admission", "principal_label"]
 
 ANONYMOUS: Final = "anonymous"  # the principal of a loopback server without auth
 MCP_SESSION_ID: Final = "mcp-session-id"
 
 
+def principal_label(principal: Principal | None) -> str:
+    """The name limits, the cache and the audit give a principal."""
+    return principal.subject if principal is not None else ANONYMOUS
+
+
 class Admission:
     """The ``CallFn`` and ``Access`` the HTTP transport gives ``sdk_server.build_server``."""
 
-    def __init__(self, app: App, policy: Policy, *, authenticated: bool) -> None:
+    def __init__(self, app: App, policy: Policy, limiter: Limiter, *, authenticated: bool) -> None:
         self.app = app
         self.policy = policy
         self.authenticated = authenticated  # with auth on, a call without a principal never runs
-        self.limiter = Limiter()
+        self.limiter = limiter  # shared with ``quotas.Quotas`` (sessions spend the same rate)
         self.approvals = Approvals(app, policy.approval)
 
     async def __call__(
@@ -83,7 +89,7 @@ class Admission:
         """One call of ``request``'s principal; ``asker`` asks the human when a call needs it
         (None: the client cannot be asked, and the policy's fallback decides)."""
         principal = principal_of(request.scope) if request is not None else None
-        label = principal.subject if principal is not None else ANONYMOUS
+        label = principal_label(principal)
         session_id = request.headers.get(MCP_SESSION_ID, "") if request is not None else ""
         rule = self.policy.rule_for(principal)
         try:

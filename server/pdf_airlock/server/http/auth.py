@@ -1,10 +1,11 @@
 """Bearer-token authorization: the HTTP transport as an OAuth 2.1 resource server.
 
-Access tokens are JWTs checked offline against a JWKS (a file read at start, or a URL fetched and
-cached by PyJWT's ``PyJWKClient``): the signature with an asymmetric algorithm the key itself
-names (never ``none`` or an HMAC, which would let a public key sign), ``exp`` and ``nbf`` with a
-small clock skew, the issuer, the audience, and a subject. The scopes come from ``scope`` (a
-space-separated string) or ``scp`` (a list); groups from ``groups``.
+Access tokens are JWTs checked offline against a JWKS (a file read at start, or a URL fetched
+and refreshed by ``http/jwks.py``): the signature with an asymmetric algorithm the key itself
+names (never ``none`` or an HMAC, which would let a public key sign), ``exp``, ``nbf`` and
+``iat`` (numbers, never strings; checked here against the verifier's clock with a small skew),
+the issuer, the audience, and a subject. The scopes come from ``scope`` (a space-separated
+string) or ``scp`` (a list); groups from ``groups``.
 
 ``AuthMiddleware`` answers what the MCP authorization spec asks of a resource server: ``401`` with
 ``WWW-Authenticate: Bearer resource_metadata="..."`` (RFC 9728) when the token is missing or
@@ -16,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Final
 
-import anyio.to_thread
 import jwt
 import structlog
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -31,6 +32,7 @@ from starlette.authentication import AuthCredentials
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pdf_airlock.server.app.principal import Principal
+from pdf_airlock.server.http.jwks import FileKeys, KeyUnavailable, RemoteKeys, load_keys
 from pdf_airlock.server.http.options import AuthConfig
 
 __all__ = [
@@ -48,11 +50,10 @@ ALLOWED_ALGORITHMS: Final = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 )
 CLOCK_SKEW_S: Final = 30  # leeway on exp / nbf / iat between the issuer's clock and ours
-JWKS_CACHE_S: Final = 300  # a JWKS URL is fetched again after this long (key rotation)
-JWKS_FETCH_TIMEOUT_S: Final = 10.0
 MAX_TOKEN_CHARS: Final = 16 * 1024  # a longer Authorization header is refused unparsed
 VERIFIED_MEMO: Final = 4096  # verified tokens remembered (by sha256) until they expire
 _REQUIRED_CLAIMS: Final = ("exp", "iss", "aud", "sub")
+_TIME_CLAIMS: Final = ("exp", "nbf", "iat")
 _MAX_GROUPS: Final = 256
 _MAX_SCOPES: Final = 256
 
@@ -87,39 +88,27 @@ def _strings(value: object, limit: int) -> tuple[str, ...]:
     return ()
 
 
-class _Keys:
-    """The signing keys: a JWKS file read once, or a URL through ``PyJWKClient``'s cache."""
+def _seconds(claims: dict[str, Any], name: str) -> float | None:
+    """A time claim as a number of seconds, None if absent; a string, a boolean or a value that
+    is not finite is malformed (PyJWT alone would take ``"1700000000"``)."""
+    value = claims.get(name)
+    if value is None and name not in claims:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidToken("token is malformed")
+    return float(value)
 
-    def __init__(self, source: str) -> None:
-        self._client: jwt.PyJWKClient | None = None
-        self._keys: dict[str | None, jwt.PyJWK] = {}
-        if source.startswith(("https://", "http://")):
-            self._client = jwt.PyJWKClient(
-                source, cache_keys=True, lifespan=JWKS_CACHE_S, timeout=JWKS_FETCH_TIMEOUT_S
-            )
-            return
-        try:
-            keyset = jwt.PyJWKSet.from_json(Path(source).read_text(encoding="utf-8"))
-        except (OSError, ValueError, jwt.PyJWKSetError, jwt.InvalidKeyError) as exc:
-            raise ValueError(f"cannot load the JWKS file {source}: {type(exc).__name__}") from exc
-        for key in keyset.keys:
-            self._keys[key.key_id] = key
 
-    async def get(self, kid: str | None) -> jwt.PyJWK:
-        if self._client is not None:
-            if kid is None:
-                raise InvalidToken("token names no key (kid)")
-            client = self._client
-            try:
-                return await anyio.to_thread.run_sync(client.get_signing_key, kid)
-            except jwt.PyJWKClientError as exc:
-                raise InvalidToken("token is signed by an unknown key") from exc
-        key = self._keys.get(kid)
-        if key is None and kid is None and len(self._keys) == 1:
-            key = next(iter(self._keys.values()))
-        if key is None:
-            raise InvalidToken("token is signed by an unknown key")
-        return key
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    """A token that verified: its principal and claims, when it expires, and the key it was
+    checked with (a remembered token is good only while that key is still current)."""
+
+    principal: Principal
+    claims: dict[str, Any]
+    expires: float
+    kid: str | None
+    key: jwt.PyJWK
 
 
 class JwtVerifier:
@@ -128,15 +117,25 @@ class JwtVerifier:
     A token that verified is remembered by its sha256 (``VERIFIED_MEMO`` entries) until it
     expires, so an agent's every request does not pay the signature check again (about a
     quarter of a millisecond: the "Streamable HTTP beside stdio" rows of docs/performance.md).
-    Its expiry is still checked on every use; a key withdrawn from a JWKS URL stops new tokens
-    at once and remembered ones at their ``exp``.
+    Its expiry is checked on every use, and so is its key: once a refresh of a JWKS URL has
+    dropped the key, remembered tokens signed by it are refused like new ones.
+
+    ``clock`` gives the time tokens are checked against (seconds since the epoch);
+    ``monotonic`` times a JWKS URL's refreshes.
     """
 
-    def __init__(self, config: AuthConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: AuthConfig,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.config = config
-        self._keys = _Keys(config.jwks)
+        self.keys: FileKeys | RemoteKeys = load_keys(
+            config.jwks, config.jwks_refresh_s, config.jwks_cooldown_s, monotonic
+        )
         self._clock = clock
-        self._verified: OrderedDict[bytes, tuple[Principal, dict[str, Any]]] = OrderedDict()
+        self._verified: OrderedDict[bytes, _Verified] = OrderedDict()
 
     async def verify(self, token: str) -> tuple[Principal, dict[str, Any]]:
         if len(token) > MAX_TOKEN_CHARS:
@@ -144,17 +143,17 @@ class JwtVerifier:
         digest = hashlib.sha256(token.encode()).digest()
         known = self._verified.get(digest)
         if known is not None:
-            if known[1]["exp"] + CLOCK_SKEW_S > self._clock():
+            if known.expires + CLOCK_SKEW_S > self._clock() and self.keys.current(known.kid) is known.key:
                 self._verified.move_to_end(digest)
-                return known
+                return known.principal, known.claims
             del self._verified[digest]
         verified = await self._verify(token)
         self._verified[digest] = verified
         while len(self._verified) > VERIFIED_MEMO:
             self._verified.popitem(last=False)
-        return verified
+        return verified.principal, verified.claims
 
-    async def _verify(self, token: str) -> tuple[Principal, dict[str, Any]]:
+    async def _verify(self, token: str) -> _Verified:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
@@ -162,8 +161,11 @@ class JwtVerifier:
         algorithm = header.get("alg")
         if algorithm not in ALLOWED_ALGORITHMS:
             raise InvalidToken("token algorithm not allowed")
-        kid = header.get("kid")
-        key = await self._keys.get(kid if isinstance(kid, str) else None)
+        kid = header.get("kid") if isinstance(header.get("kid"), str) else None
+        try:
+            key = await self.keys.get(kid)
+        except KeyUnavailable as exc:
+            raise InvalidToken(str(exc)) from exc
         if key.algorithm_name != algorithm:  # the key says which algorithm it signs with
             raise InvalidToken("token algorithm not allowed")
         try:
@@ -173,11 +175,17 @@ class JwtVerifier:
                 algorithms=[algorithm],
                 audience=self.config.audience,
                 issuer=self.config.issuer,
-                leeway=CLOCK_SKEW_S,
-                options={"require": list(_REQUIRED_CLAIMS)},
+                # Times are checked below, against ``self._clock`` and as numbers only.
+                options={
+                    "require": list(_REQUIRED_CLAIMS),
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                },
             )
         except jwt.PyJWTError as exc:
             raise InvalidToken(_reason(exc)) from exc
+        expires = self._check_times(claims)
         subject = claims["sub"]
         if not isinstance(subject, str) or not subject:
             raise InvalidToken("token lacks a required claim")
@@ -188,7 +196,22 @@ class JwtVerifier:
             groups=_strings(claims.get("groups"), _MAX_GROUPS),
             scopes=frozenset(scopes),
         )
-        return principal, claims
+        return _Verified(principal, claims, expires, kid, key)
+
+    def _check_times(self, claims: dict[str, Any]) -> float:
+        """``exp``, ``nbf`` and ``iat`` against the clock, with ``CLOCK_SKEW_S``; the expiry."""
+        times = {name: _seconds(claims, name) for name in _TIME_CLAIMS}
+        now = self._clock()
+        expires = times["exp"]
+        if expires is None:  # required, so PyJWT refused it already
+            raise InvalidToken("token lacks a required claim")
+        if expires + CLOCK_SKEW_S <= now:
+            raise InvalidToken("token expired")
+        for name in ("nbf", "iat"):
+            start = times[name]
+            if start is not None and start - CLOCK_SKEW_S > now:
+                raise InvalidToken("token not yet valid")
+        return expires
 
 
 def principal_of(scope: Scope) -> Principal | None:
@@ -269,7 +292,7 @@ class AuthMiddleware:
             token=token,
             client_id=str(claims.get("client_id") or claims.get("azp") or principal.subject),
             scopes=sorted(principal.scopes),
-            expires_at=int(claims["exp"]),
+            expires_at=int(claims["exp"]),  # a number: ``_check_times``
             subject=principal.subject,
             claims={"iss": principal.issuer},
         )

@@ -10,7 +10,12 @@ call is counted once whichever way it ended; the pool's occupancy is read when s
   (timeout, cpu_limit, memory_limit, output_limit, sandbox_violation);
 - ``pdf_airlock_cache_hits_total{tool}``: answers from the result cache;
 - ``pdf_airlock_workers``, ``pdf_airlock_workers_busy``, ``pdf_airlock_idle_spares``: the pool;
-- ``pdf_airlock_http_refusals_total{status}``: requests refused before MCP (401, 403, 413).
+- ``pdf_airlock_http_refusals_total{status}``: requests refused before MCP (401, 403, 413, 421,
+  429).
+
+Nothing here names a document, its hash or a principal, and with the result cache kept per
+principal (``--cache-scope principal``) no principal can cause a cache hit another's call would
+count.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""The ``serve`` flags of the HTTP transport and the options they make; standard library only, so
-the stdio server's start-up imports nothing of the HTTP stack.
+"""The ``serve`` flags of the HTTP transport and the options they make; standard library only (and
+``config``), so the stdio server's start-up imports nothing of the HTTP stack.
 
 A non-loopback ``--host`` needs ``--auth-jwks``: the server refuses to listen on a network
-without authorization (exit status 2).
+without authorization (exit status 2), and a JWKS URL must be ``https://`` unless it names a
+loopback address. The HTTP limits (``config.SERVE_LIMITS``) are ``Settings`` fields; their flags
+are made here from that table and range-checked by ``serve_settings``.
 """
 
 from __future__ import annotations
@@ -12,9 +14,22 @@ import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
+from urllib.parse import urlsplit
 
-__all__ = ["TRANSPORTS", "AuthConfig", "HttpOptions", "UsageError", "add_http_flags", "http_options"]
+from pdf_airlock.server.config import CACHE_SCOPES, MIB, SERVE_LIMITS, Settings
+
+__all__ = [
+    "TRANSPORTS",
+    "AuthConfig",
+    "HttpOptions",
+    "UsageError",
+    "add_http_flags",
+    "allowed_hosts",
+    "http_options",
+    "is_loopback",
+    "serve_settings",
+]
 
 TRANSPORTS: Final = ("stdio", "streamable-http")
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -22,7 +37,9 @@ DEFAULT_PORT: Final = 8080
 DEFAULT_SCOPE: Final = "pdf:read"
 SESSION_IDLE_S: Final = 30 * 60.0  # an idle MCP session is closed after this long
 _ENV_PREFIX: Final = "PDF_AIRLOCK_"
-_MIB: Final = 1 << 20
+ANY_HOST: Final = "*"  # ``--allow-host *``: no Host check
+# The names a loopback server answers to by default (a DNS-rebinding page's Host is its own name).
+LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class UsageError(ValueError):
@@ -37,6 +54,8 @@ class AuthConfig:
     issuer: str
     audience: str
     required_scope: str
+    jwks_refresh_s: float = SERVE_LIMITS["auth_jwks_refresh_s"].default
+    jwks_cooldown_s: float = SERVE_LIMITS["auth_jwks_cooldown_s"].default
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +69,7 @@ class HttpOptions:
     allowed_origins: frozenset[str]
     max_body_bytes: int
     policy_file: Path | None
+    allowed_hosts: frozenset[str] | None = None  # None: any Host (``allowed_hosts``)
     session_idle_s: float = SESSION_IDLE_S
     resume_buffer_bytes: int = 0  # 0: no resumable streams (``pdf_airlock.server.http.events``)
 
@@ -84,11 +104,28 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
         help="an Origin browsers may call from (repeatable; env PDF_AIRLOCK_ALLOW_ORIGINS, comma-separated)",
     )
     group.add_argument(
-        "--max-body-mb",
-        type=float,
-        default=float(_env("MAX_BODY_MB", "0")),
-        help="largest request body (default: room for --max-file-mb inline as base64)",
+        "--allow-host",
+        action="append",
+        default=None,
+        help="a Host name requests may carry (repeatable; * for any; env PDF_AIRLOCK_ALLOW_HOSTS, "
+        "comma-separated; default: the loopback names on a loopback --host, else any)",
     )
+    group.add_argument(
+        "--cache-scope",
+        choices=CACHE_SCOPES,
+        default=_env("CACHE_SCOPE", CACHE_SCOPES[0]),
+        help="whose calls a cached result answers: the principal's that made it, or everyone's "
+        "(shared: a principal can then tell whether another read the same document)",
+    )
+    for name, limit in SERVE_LIMITS.items():
+        kind = int if limit.integer else float
+        group.add_argument(
+            "--" + limit.flag,
+            dest=name,
+            type=kind,
+            default=kind(os.environ.get(limit.env, limit.default)),
+            help=f"{limit.help} ({limit.low:g}-{limit.high:g}; env {limit.env})",
+        )
     group.add_argument(
         "--resume-buffer-mb",
         type=float,
@@ -110,7 +147,45 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def http_options(ns: argparse.Namespace, default_max_body: int) -> HttpOptions:
+def serve_settings(ns: argparse.Namespace) -> dict[str, Any]:
+    """The ``Settings`` fields of ``serve``'s HTTP flags; ``UsageError`` for one out of range."""
+    fields: dict[str, Any] = {"cache_scope": ns.cache_scope}
+    if ns.cache_scope not in CACHE_SCOPES:
+        raise UsageError(f"--cache-scope must be one of {', '.join(CACHE_SCOPES)}")
+    for name, limit in SERVE_LIMITS.items():
+        value = getattr(ns, name)
+        if not limit.low <= value <= limit.high:
+            raise UsageError(f"--{limit.flag} must be from {limit.low:g} to {limit.high:g}")
+        fields[name] = value
+    return fields
+
+
+def _jwks_source(jwks: str) -> str:
+    """``--auth-jwks`` as given, once checked: a URL must be ``https://``, or ``http://`` to a
+    loopback address (a key set read in the clear could be swapped on the way)."""
+    if jwks.startswith("http://"):
+        host = urlsplit(jwks).hostname or ""
+        if not is_loopback(host):
+            raise UsageError(
+                "--auth-jwks: an http:// URL is refused unless it names a loopback address; use https://"
+            )
+    return jwks
+
+
+def allowed_hosts(names: list[str], host: str, public_url: str) -> frozenset[str] | None:
+    """The Host names requests may carry (lower case, without port or brackets), None for any:
+    those named (``*`` for any), or by default the loopback names and this server's own when it
+    listens on loopback, and any Host otherwise."""
+    if ANY_HOST in names:
+        return None
+    if not names:
+        if not is_loopback(host):
+            return None
+        names = [*LOOPBACK_HOSTS, host, urlsplit(public_url).hostname or ""]
+    return frozenset(name.strip().lower().strip("[]") for name in names if name.strip())
+
+
+def http_options(ns: argparse.Namespace, settings: Settings) -> HttpOptions:
     """The options of ``ns``; ``UsageError`` for a bad combination."""
     if not 0 < ns.port < 65536:
         raise UsageError("--port must be between 1 and 65535")
@@ -125,11 +200,16 @@ def http_options(ns: argparse.Namespace, default_max_body: int) -> HttpOptions:
     if ns.auth_jwks:
         if not ns.auth_issuer:
             raise UsageError("--auth-jwks needs --auth-issuer")
-        auth = AuthConfig(ns.auth_jwks, ns.auth_issuer, ns.auth_audience or public_url, ns.auth_scope)
+        auth = AuthConfig(
+            _jwks_source(ns.auth_jwks),
+            ns.auth_issuer,
+            ns.auth_audience or public_url,
+            ns.auth_scope,
+            jwks_refresh_s=settings.auth_jwks_refresh_s,
+            jwks_cooldown_s=settings.auth_jwks_cooldown_s,
+        )
     origins = ns.allow_origin or [o for o in _env("ALLOW_ORIGINS").split(",") if o.strip()]
-    if ns.max_body_mb < 0:
-        raise UsageError("--max-body-mb must be positive")
-    max_body = int(ns.max_body_mb * _MIB) if ns.max_body_mb > 0 else default_max_body
+    hosts = ns.allow_host or [h for h in _env("ALLOW_HOSTS").split(",") if h.strip()]
     if ns.resume_buffer_mb < 0:
         raise UsageError("--resume-buffer-mb must not be negative")
     return HttpOptions(
@@ -138,7 +218,8 @@ def http_options(ns: argparse.Namespace, default_max_body: int) -> HttpOptions:
         public_url=public_url,
         auth=auth,
         allowed_origins=frozenset(origin.strip().rstrip("/") for origin in origins),
-        max_body_bytes=max_body,
+        max_body_bytes=int(settings.http_max_body_mb * MIB),
+        allowed_hosts=allowed_hosts(hosts, ns.host, public_url),
         policy_file=ns.policy,
-        resume_buffer_bytes=int(ns.resume_buffer_mb * _MIB),
+        resume_buffer_bytes=int(ns.resume_buffer_mb * MIB),
     )

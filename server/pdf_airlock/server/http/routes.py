@@ -1,8 +1,11 @@
 """The ASGI application of the HTTP transport (Starlette), route by route.
 
 ```
+every route                               HostGuard (the Host header: --allow-host)
 /mcp                                      OriginGuard -> CORS (with --allow-origin) -> AuthMiddleware
-                                          -> BodyGuard -> the SDK's session manager (sessions, SSE,
+                                          -> BodyGuard (the principal's sessions and bodies,
+                                          the body cap, per-tool scopes)
+                                          -> the SDK's session manager (sessions, SSE,
                                           cancellation), answering in JSON where no stream
                                           is needed (``transport.py``); a plain ``tools/call``
                                           runs directly on the app (``direct.py``)
@@ -33,15 +36,17 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from pdf_airlock.server.app.calls import App
-from pdf_airlock.server.app.policy import Policy
+from pdf_airlock.server.app.policy import Limiter, Policy
+from pdf_airlock.server.config import Settings
 from pdf_airlock.server.http.admission import Admission
 from pdf_airlock.server.http.auth import AuthMiddleware, JwtVerifier
 from pdf_airlock.server.http.direct import DirectRoute, SessionWatch
 from pdf_airlock.server.http.events import EventBudget
-from pdf_airlock.server.http.guards import ATTACHMENTS_SCOPE, BodyGuard, OriginGuard
+from pdf_airlock.server.http.guards import ATTACHMENTS_SCOPE, BodyGuard, HostGuard, OriginGuard
 from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions
+from pdf_airlock.server.http.quotas import Quotas
 from pdf_airlock.server.http.transport import SessionManager
 from pdf_airlock.server.mcp.direct_calls import direct_calls_enabled
 from pdf_airlock.server.mcp.sdk_server import build_server, direct_calls
@@ -82,9 +87,18 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
     return [Route(path, endpoint=handler.handle, methods=["GET"]) for path in paths], url
 
 
-def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, metrics: Metrics) -> Starlette:
+def build_asgi(
+    app: App, options: HttpOptions, policy: Policy, health: Health, metrics: Metrics, *, settings: Settings
+) -> ASGIApp:
     """The whole HTTP service for one app (and its pool)."""
-    calls = Admission(app, policy, authenticated=options.auth is not None)
+    limiter = Limiter()
+    quotas = Quotas(
+        policy,
+        limiter,
+        bodies_per_principal=settings.http_bodies_per_principal,
+        sessions_per_principal=settings.http_sessions_per_principal,
+    )
+    calls = Admission(app, policy, limiter, authenticated=options.auth is not None)
     server = build_server(app, calls, calls)
     direct = None
     if direct_calls_enabled():
@@ -95,6 +109,7 @@ def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, m
         max_request_body_size=options.max_body_bytes,
         session_idle_timeout=options.session_idle_s,
         direct=direct,
+        sessions=quotas.sessions,
     )
     if options.resume_buffer_bytes > 0:
         manager.event_budget = EventBudget(options.resume_buffer_bytes)
@@ -104,7 +119,12 @@ def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, m
         metadata, metadata_url = _metadata_routes(options)
         routes.extend(metadata)
     endpoint: ASGIApp = BodyGuard(
-        StreamableHTTPASGIApp(manager), options.max_body_bytes, metadata_url, metrics.refused
+        StreamableHTTPASGIApp(manager),
+        options.max_body_bytes,
+        metadata_url,
+        metrics.refused,
+        quotas=quotas,
+        body_timeout_s=settings.http_body_timeout_s,
     )
     if options.auth is not None:
         assert metadata_url is not None
@@ -130,4 +150,4 @@ def build_asgi(app: App, options: HttpOptions, policy: Policy, health: Health, m
         async with manager.run():
             yield
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return HostGuard(Starlette(routes=routes, lifespan=lifespan), options.allowed_hosts, metrics.refused)

@@ -27,13 +27,13 @@ import uvicorn
 from pdf_airlock.server import __version__
 from pdf_airlock.server.app.calls import App
 from pdf_airlock.server.app.policy import Policy, PolicyError, load_policy
-from pdf_airlock.server.config import DEFAULTS, Settings
+from pdf_airlock.server.config import DEFAULTS, KIB, Settings
 from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.http.connections import ListenerLimits, connection_budget, guarded_protocol
 from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions, UsageError, http_options
 from pdf_airlock.server.http.routes import build_asgi
-from pdf_airlock.server.http.wire import CoalescingHttpProtocol
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.probe import missing_layers, probe_layers, summary
 
@@ -79,8 +79,20 @@ async def _handle_signals(server: _Server, pool: Pool) -> None:
             server.should_exit = True
 
 
+def listener_limits(settings: Settings) -> ListenerLimits:
+    """The listener's limits; the open-file limit is raised (or the connection cap lowered) so
+    that ``--fd-reserve`` descriptors stay free of connections."""
+    return ListenerLimits(
+        max_head_bytes=settings.http_max_head_kb * KIB,
+        head_timeout_s=settings.http_head_timeout_s,
+        keepalive_timeout_s=settings.http_keepalive_timeout_s,
+        max_connections=connection_budget(settings.http_max_connections, settings.http_fd_reserve),
+    )
+
+
 async def serve_http(settings: Settings, options: HttpOptions, policy: Policy) -> int:
     """Serve until SIGTERM; the exit status."""
+    limits = listener_limits(settings)  # before the zygote starts: it inherits the limit
     pool = Pool(
         settings.workers,
         settings.queue_depth,
@@ -95,12 +107,14 @@ async def serve_http(settings: Settings, options: HttpOptions, policy: Policy) -
             return EXIT_SANDBOX
         app = App(settings, pool)
         metrics = Metrics(pool)
-        asgi = build_asgi(app, options, policy, health, metrics)
+        asgi = build_asgi(app, options, policy, health, metrics, settings=settings)
         config = uvicorn.Config(
             asgi,
             host=options.host,
             port=options.port,
-            http=CoalescingHttpProtocol,
+            http=guarded_protocol(limits),
+            ws="none",
+            timeout_keep_alive=max(1, round(limits.keepalive_timeout_s)),
             log_config=None,
             access_log=False,
             server_header=False,
@@ -116,6 +130,7 @@ async def serve_http(settings: Settings, options: HttpOptions, policy: Policy) -
             auth=options.auth is not None,
             policy=str(options.policy_file) if options.policy_file else None,
             workers=settings.workers,
+            max_connections=limits.max_connections,
         )
         try:
             async with anyio.create_task_group() as tg:
@@ -133,7 +148,7 @@ async def serve_http(settings: Settings, options: HttpOptions, policy: Policy) -
 def main(settings: Settings, ns: argparse.Namespace) -> int:
     """``serve --transport streamable-http``: check the options, then serve; the exit status."""
     try:
-        options = http_options(ns, settings.max_message_bytes)
+        options = http_options(ns, settings)
         policy = load_policy(options.policy_file, settings.roots, settings.max_file_bytes)
         if options.auth is not None:
             from pdf_airlock.server.http.auth import JwtVerifier

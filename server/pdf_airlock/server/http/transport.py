@@ -33,7 +33,8 @@ The SDK's private methods overridden or called here, all of ``StreamableHTTPServ
 ``_create_json_response``, ``_create_error_response``, ``_create_event_data``,
 ``_clean_up_memory_streams``, ``_run_sse_writer``, and the attributes ``_read_stream_writer``,
 ``_request_streams``, ``_sse_stream_writers``, ``_event_store``; of the session manager,
-``_admit_session`` and ``_server_instances``/``_session_owners``.
+``_admit_session``, ``_discard_session``, ``_handle_request`` (served without the SDK's body
+middleware) and ``_server_instances``/``_session_owners``.
 ``tests/protocol/test_http_transport.py`` checks they are all still there, with the signatures used here.
 """
 
@@ -84,6 +85,7 @@ from starlette.types import Receive, Scope, Send
 
 from pdf_airlock.server.http.direct import SESSION_SLOT, DirectCall, DirectRoute, SessionSlot
 from pdf_airlock.server.http.events import EventBudget, SessionEvents
+from pdf_airlock.server.http.quotas import PrincipalSessions
 
 __all__ = ["JSON_HOLD_S", "LazyJsonTransport", "SessionManager"]
 
@@ -184,6 +186,7 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
         key = coerce_request_id(call.request_id)
         if key in self._direct_calls or str(call.request_id) in self._request_streams:
             return False  # the id is in flight: the SDK's way with a repeated id
+        _forget_body(request)  # answered here: the parsed call is all that is needed of it
         if not await self._validate_request_headers(request, send):
             return True
         log.debug("tool_call_direct", id=call.request_id)
@@ -325,20 +328,44 @@ class LazyJsonTransport(StreamableHTTPServerTransport):
             await sse_reader.aclose()
 
 
+def _forget_body(request: Request) -> None:
+    """Drop the bytes of a body already parsed (Starlette keeps them on the request, which lives
+    as long as the call): a large inline document is then held once, as the parsed string, not
+    twice."""
+    if hasattr(request, "_body"):
+        del request._body
+
+
 class SessionManager(StreamableHTTPSessionManager):
     """The SDK's session manager with ``LazyJsonTransport`` sessions (and their direct route).
     With ``event_budget`` set (``--resume-buffer-mb``), each session gets an event store of its
     own under that budget (``pdf_airlock.server.http.events``): its streams are resumable, and
-    only by itself."""
+    only by itself. With ``sessions``, each authenticated principal holds at most its cap of
+    sessions (``pdf_airlock.server.http.quotas``; past it, the SDK's ``503``: the guard in
+    front has already answered ``429`` unless two opening requests raced)."""
 
     event_budget: EventBudget | None = None
 
-    def __init__(self, *args: Any, direct: DirectRoute | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        direct: DirectRoute | None = None,
+        sessions: PrincipalSessions | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.direct = direct
+        self.sessions = sessions
+        # Not the SDK's ``RequestBodyLimitMiddleware``: ``BodyGuard`` in front has capped the body
+        # already, and the middleware would copy each body twice and keep a copy for as long as
+        # the call runs.
+        self.asgi_app = self._handle_request  # type: ignore[assignment]  # an ASGI app as well
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            return None
+        owner = _owner(requestor)
+        if self.sessions is not None and owner is not None and self.sessions.full(owner):
             return None
         transport = LazyJsonTransport(
             mcp_session_id=uuid4().hex,
@@ -354,4 +381,20 @@ class SessionManager(StreamableHTTPSessionManager):
         if requestor is not None:
             self._session_owners[session_id] = requestor
         self._server_instances[session_id] = transport
+        if self.sessions is not None and owner is not None:
+            self.sessions.opened(owner)
         return transport
+
+    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        """The SDK's; the session no longer counts for its principal (once, however often the
+        SDK discards it)."""
+        if self.sessions is not None and session_id in self._server_instances:
+            owner = _owner(self._session_owners.get(session_id))
+            if owner is not None:
+                self.sessions.closed(owner)
+        await super()._discard_session(session_id, transport)
+
+
+def _owner(requestor: AuthorizationContext | None) -> str | None:
+    """The principal a session counts for (the token's subject, as ``Principal.subject``)."""
+    return requestor.get("subject") if requestor is not None else None

@@ -23,9 +23,13 @@ Invariants:
 - With ``--documents-per-child`` > 1 (opt-in), a job that comes with a ``share`` (its client
   and root, ``pdf_airlock.server.app.calls``) goes first to a resident child of the same spec and
   share (``pdf_airlock.server.pool.spares.Residents``); a child that answered well and has not
-  grown its address space by more than a quarter of the memory budget over the zygote's is kept
-  as such a resident (the zygote is told ``released``: no deadline while it
-  waits), else its socket is closed and it exits.
+  grown its address space by more than a quarter of the memory budget over the zygote's, nor
+  served its ``documents``-th job (counted here), is kept as such a resident (the zygote is told
+  ``released``: no job deadline while it waits, only its idle deadline); else its socket is
+  closed and the zygote is told ``retire`` (it kills the child if it has not exited within the
+  kill grace). A resident closed later (expired, evicted, of an old spec) is named to the zygote
+  (``drop``), which kills it: a child that ignores its hang-up outlives nothing the supervisor
+  counts.
 - If the zygote dies, every job it had acknowledged (``started``) fails with
   ``worker_unavailable``, a job it had not is sent again once, and a new zygote is started with
   exponential backoff.
@@ -94,12 +98,15 @@ _RESIDENT_GROWTH_SHARE: Final = 4
 @dataclass(slots=True)
 class _Hand:
     """How a job reaches its child: the spec, the resident key (spec and share; None: a child
-    of its own), the memory budget, and the child's socket while it may serve another job."""
+    of its own), the memory budget and the documents a child may serve, and the child's socket
+    while it may serve another job, with the documents it served before this one."""
 
     spec: str
     key: str | None
     memory_bytes: int
+    documents: int
     sock: socket.socket | None = None
+    served: int = 0
 
 
 @dataclass(slots=True)
@@ -222,6 +229,7 @@ class Pool:
         zygote = ZygoteLink(process=process, sock=ours, started=time.monotonic())
         zygote.residents.capacity = self.workers
         zygote.residents.idle_s = self.resident_idle_s
+        zygote.residents.dropped = lambda pid: self._tell(zygote, {"op": "drop", "pid": pid})
         self._zygote = zygote
         self._zygote_changed.set()
         self._zygote_changed = anyio.Event()
@@ -439,7 +447,8 @@ class Pool:
     ) -> JobOutcome:
         job_id = next(self._ids)
         spec = spec_key(limits, sandbox)
-        hand = _Hand(spec, None if share is None else f"{spec}\n{share}", int(limits["memory_bytes"]))
+        key = None if share is None else f"{spec}\n{share}"
+        hand = _Hand(spec, key, int(limits["memory_bytes"]), int(limits.get("documents", 1)))
         envelope: dict[str, Any] | None = None
         pending = Pending(kind)
         read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
@@ -518,9 +527,11 @@ class Pool:
         taken: tuple[int, socket.socket | None] | None = None
         if job["kind"] in zygote.kinds:
             payload = json.dumps(job, separators=(",", ":")).encode()
-            if hand.key is not None:
-                taken = zygote.residents.hand_over(hand.key, payload, fds)
-            if taken is None:
+            resident = zygote.residents.hand_over(hand.key, payload, fds) if hand.key is not None else None
+            if resident is not None:
+                pid, sock, hand.served = resident
+                taken = pid, sock
+            else:
                 taken = zygote.spares.hand_over(hand.spec, payload, fds, keep=hand.key is not None)
         if taken is None:
             generation = zygote.spares.generation
@@ -546,28 +557,40 @@ class Pool:
         self, zygote: ZygoteLink, job_id: int, pending: Pending, hand: _Hand, envelope: dict[str, Any] | None
     ) -> bool:
         """Keep the child of a job answered well as a resident of ``hand.key`` (and tell the
-        zygote), or close its socket (it exits). True if kept."""
+        zygote), or close its socket and have the zygote retire it. True if kept."""
         sock, pid = hand.sock, pending.pid
         assert sock is not None
         hand.sock = None
+        served = hand.served + 1
         answered_ok = envelope is not None and envelope.get("ok") is True and not pending.exited.is_set()
         if (
             not answered_ok
             or hand.key is None
             or pid is None
+            or served >= hand.documents
             or not zygote.alive
             or _grown(pid, zygote.process.pid, hand.memory_bytes // _RESIDENT_GROWTH_SHARE)
+            or not zygote.residents.keep(pid, hand.key, sock, served)
         ):
             sock.close()
+            if not pending.exited.is_set():  # one that obeys exits now; one that does not is killed
+                self._tell(zygote, {"op": "retire", "id": job_id, "grace_s": self.kill_grace_s})
             return False
-        if not zygote.residents.keep(pid, hand.key, sock):
-            return False
-        try:
-            zygote.send({"op": "released", "id": job_id})
-        except OSError:
-            zygote.residents.close()
-            return False
+        # The zygote's own idle deadline comes a kill grace after this one's (``expire_idle``).
+        self._tell(
+            zygote, {"op": "released", "id": job_id, "idle_s": self.resident_idle_s + self.kill_grace_s}
+        )
         return True
+
+    def _tell(self, zygote: ZygoteLink, message: dict[str, Any]) -> None:
+        """A control message about a child; a zygote that cannot take it is killed (its children
+        die with it)."""
+        if not zygote.alive:
+            return
+        try:
+            zygote.send(message)
+        except OSError:
+            self._kill_zygote(zygote)
 
     def kill_now(self) -> None:
         """Kill the zygote (its children die with it); for an immediate exit."""

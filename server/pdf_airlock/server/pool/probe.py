@@ -24,14 +24,15 @@ _MAX_STATUS: Final = 200
 _MAX_OCR_STATUS: Final = 1000  # the OCR line names every installed language (at most 64)
 
 
-async def probe_layers(pool: Pool, settings: Settings, *, ocr: bool = False) -> dict[str, str]:
-    """Layer name -> status string, as reported by a real, sandboxed job child. With ``ocr``
-    the child also OCRs a trusted sample page, reported as ``ocr``."""
+async def probe_layers(pool: Pool, settings: Settings, *, checks: bool = False) -> dict[str, str]:
+    """Layer name -> status string, as reported by a real, sandboxed job child. With ``checks``
+    the child also OCRs a trusted sample page, reported as ``ocr``, and renders one naming
+    fonts it does not embed, reported as ``fonts``."""
     fd = os.memfd_create("pdf-airlock-probe", os.MFD_CLOEXEC)
     try:
         outcome = await pool.run(
             PROBE_KIND,
-            {"ocr": ocr, OCR_LIMITS_ARG: settings.ocr_limits()},
+            {"ocr": checks, "fonts": checks, OCR_LIMITS_ARG: settings.ocr_limits()},
             fd,
             limits=settings.job_limits(),
             deadline_s=_PROBE_DEADLINE_S,
@@ -43,8 +44,9 @@ async def probe_layers(pool: Pool, settings: Settings, *, ocr: bool = False) -> 
     if not isinstance(untrusted_layers, dict):
         raise ToolError("crashed", "the probe child returned no layer report")
     layers = {name: str(untrusted_layers.get(name, "missing"))[:_MAX_STATUS] for name in LAYERS}
-    if ocr:
+    if checks:
         layers["ocr"] = str(untrusted.get("ocr", "missing"))[:_MAX_OCR_STATUS]
+        layers["fonts"] = str(untrusted.get("fonts", "missing"))[:_MAX_STATUS]
     return layers
 
 

@@ -28,7 +28,10 @@ before its answer's EOF when it will not go on (its last document, a failed job)
 it fails at once (EPIPE) and the job goes to the next resident or a spare; no job is ever queued
 for a child that will not read it. At most ``capacity`` residents are kept, oldest closed first;
 a new spec closes them all, and a resident that has waited ``idle_s`` for its next job is closed
-(``expire_idle``): no child keeps a client's documents in its memory past that.
+(``expire_idle``; ``hand_over`` skips it too): no child keeps a client's documents in its memory
+past that. A child that a document took control of may ignore the hang-up, so every resident
+closed here is also named to ``dropped`` (the pool tells the zygote, which kills it), and the
+documents each child has served are counted here, not taken from the child's word.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ import json
 import os
 import socket
 import time
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, NamedTuple, NoReturn
 
 import anyio
 import structlog
@@ -135,63 +139,84 @@ def _send_job(sock: socket.socket, payload: bytes, fds: list[int]) -> bool:
     return True
 
 
+class _Resident(NamedTuple):
+    key: str
+    sock: socket.socket
+    since: float  # when it was kept (monotonic)
+    served: int  # documents it has answered
+
+
+def _no_one(_pid: int) -> None:
+    """``Residents.dropped`` until the pool sets it."""
+
+
 class Residents:
     """Children between two jobs of one key (spec and share), by pid, in the order they were
-    kept (oldest first), each with the time it was kept."""
+    kept (oldest first), each with the time it was kept and the documents it has served.
+    ``dropped(pid)`` is called for each one closed here (not for one handed a job)."""
 
-    def __init__(self, capacity: int, idle_s: float) -> None:
+    def __init__(self, capacity: int, idle_s: float, dropped: Callable[[int], None] = _no_one) -> None:
         self.capacity = capacity
         self.idle_s = idle_s
-        self._idle: dict[int, tuple[str, socket.socket, float]] = {}
+        self.dropped = dropped
+        self._idle: dict[int, _Resident] = {}
         self._kept = anyio.Event()
 
     def __len__(self) -> int:
         return len(self._idle)
 
-    def hand_over(self, key: str, payload: bytes, fds: list[int]) -> tuple[int, socket.socket] | None:
-        """Send the job to a resident of ``key``: (its pid, its socket, still kept), or None."""
-        for pid, (their_key, sock, _since) in list(self._idle.items()):
-            if their_key != key:
+    def _drop(self, pid: int) -> None:
+        self._idle.pop(pid).sock.close()
+        self.dropped(pid)
+
+    def hand_over(self, key: str, payload: bytes, fds: list[int]) -> tuple[int, socket.socket, int] | None:
+        """Send the job to a resident of ``key`` that has not waited past ``idle_s``: (its pid,
+        its socket, still kept, and the documents it served before), or None."""
+        now = time.monotonic()
+        for pid, resident in list(self._idle.items()):
+            if now - resident.since >= self.idle_s:
+                self._drop(pid)
+                continue
+            if resident.key != key:
                 continue
             del self._idle[pid]
-            if _send_job(sock, payload, fds):
-                return pid, sock
-            sock.close()  # it exited between jobs
+            if _send_job(resident.sock, payload, fds):
+                return pid, resident.sock, resident.served
+            resident.sock.close()  # it exited between jobs
+            self.dropped(pid)
         return None
 
-    def keep(self, pid: int, key: str, sock: socket.socket) -> bool:
-        """Keep a child that answered its job for the next job of ``key``; False (and the socket
-        closed) without room. A child that will take no other job has hung up already (before
-        its answer was complete): the next job's send to it fails, and that job goes elsewhere."""
+    def keep(self, pid: int, key: str, sock: socket.socket, served: int) -> bool:
+        """Keep a child that answered its job (its ``served``-th) for the next job of ``key``;
+        False (and the socket closed) without room. A child that will take no other job has hung
+        up already (before its answer was complete): the next job's send to it fails, and that
+        job goes elsewhere."""
         if self.capacity < 1:
             sock.close()
             return False
         while len(self._idle) >= self.capacity:
-            _key, oldest, _since = self._idle.pop(next(iter(self._idle)))
-            oldest.close()
-        self._idle[pid] = (key, sock, time.monotonic())
+            self._drop(next(iter(self._idle)))
+        self._idle[pid] = _Resident(key, sock, time.monotonic(), served)
         self._kept.set()
         return True
 
     async def expire_idle(self) -> NoReturn:
         """Forever: close each resident once it has waited ``idle_s`` for its next job (it reads
-        EOF and exits; the zygote reaps it). Sleeps while there is none."""
+        EOF and exits, or the zygote kills it; the zygote reaps it). Sleeps while there is none."""
         while True:
             if not self._idle:
                 self._kept = anyio.Event()
                 await self._kept.wait()
                 continue
-            _key, _sock, oldest = next(iter(self._idle.values()))
+            oldest = next(iter(self._idle.values())).since
             await anyio.sleep(max(0.0, oldest + self.idle_s - time.monotonic()))
             now = time.monotonic()
-            for pid, (_key, sock, since) in list(self._idle.items()):
-                if now - since >= self.idle_s:
-                    del self._idle[pid]
-                    sock.close()
-                    log.debug("resident_expired", pid=pid, idle_s=round(now - since, 3))
+            for pid, resident in list(self._idle.items()):
+                if now - resident.since >= self.idle_s:
+                    self._drop(pid)
+                    log.debug("resident_expired", pid=pid, idle_s=round(now - resident.since, 3))
 
     def close(self) -> None:
-        """Discard every resident (each reads EOF and exits)."""
-        for _key, sock, _since in self._idle.values():
-            sock.close()
-        self._idle.clear()
+        """Discard every resident (each reads EOF and exits, or the zygote kills it)."""
+        for pid in list(self._idle):
+            self._drop(pid)

@@ -35,6 +35,7 @@ __all__ = [
     "Position",
     "ToolFn",
     "ToolSpec",
+    "hidden_lines",
     "job_output",
     "learn_page_count",
     "more",
@@ -128,13 +129,14 @@ class Delivery:
 @dataclass(frozen=True, slots=True)
 class Paged:
     """How one tool's parts join into a whole result (``pdf_airlock.server.batch.whole``): its
-    paged list, the counts that cover one part only, the flags any part may raise, and what to
-    do where two parts meet."""
+    paged list, the counts that cover one part only, the flags any part may raise, the other
+    lists each part adds to, and what to do where two parts meet."""
 
     items: str
     summed: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     join_edge: EdgeJoin | None = None
+    appended: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +271,18 @@ def more(cursor: str | None) -> list[str]:
 
 def text_with_warnings(lines: list[str], warnings: list[str]) -> str:
     return "\n".join([*lines, *(f"warning: {warning}" for warning in warnings)])
+
+
+def hidden_lines(page: int, runs: list[Any]) -> list[str]:
+    """The text fallback of a page's hidden runs (``include_hidden``): a delimited block of its
+    own, one run a line with its reason, never mixed into the page's text."""
+    if not runs:
+        return []
+    return [
+        f"--- hidden text on page {page}: a person would not see it (include_hidden) ---",
+        *(f"[{run.reason}] {run.text}" for run in runs),
+        f"--- end of hidden text on page {page} ---",
+    ]
 
 
 def png_block(png: bytes) -> types.ImageContent:

@@ -43,6 +43,8 @@ from pdf_airlock.server.tools.untrusted import (
     MAX_PAGES_IN_ANSWER,
     Bounded,
     Confidence,
+    Hidden,
+    HiddenRun,
     Label,
     OcrLanguages,
     OcrRotation,
@@ -74,6 +76,7 @@ class MarkdownPage(UntrustedModel):
     headings: list[HeadingRef] = Field(max_length=10_000)
     text_source: TextSource = "text_layer"
     ocr_confidence: Confidence | None = None
+    hidden: Hidden = Field(default_factory=list)
     ocr_languages: OcrLanguages | None = None
     ocr_rotation: OcrRotation | None = None
 
@@ -115,6 +118,7 @@ class PageSpan(BaseModel):
     complete: bool
     text_source: TextSource = "text_layer"
     ocr_confidence: int | None = None
+    hidden: list[HiddenRun] = Field(default_factory=list)
     ocr_languages: list[str] | None = None
     ocr_rotation: int | None = None
 
@@ -169,6 +173,7 @@ def _assemble(result: PdfMarkdownUntrusted) -> tuple[str, list[PageSpan], list[H
                 complete=page.complete,
                 text_source=page.text_source,
                 ocr_confidence=page.ocr_confidence,
+                hidden=page.hidden,
                 ocr_languages=page.ocr_languages,
                 ocr_rotation=page.ocr_rotation,
             )
@@ -231,6 +236,7 @@ async def pdf_markdown(
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
         **{f"h{level}": position.get(f"h{level}", 0) for level in range(1, MAX_LEVEL + 1)},
+        "include_hidden": args.include_hidden,
         **args.ocr_job_args(runner.ocr_limits),
     }
     result, warnings = await runner.run_job("pdf_markdown", job_args, document, PdfMarkdownUntrusted)

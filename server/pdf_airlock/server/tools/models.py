@@ -37,6 +37,7 @@ __all__ = [
     "DeliveryInput",
     "DocumentInput",
     "ErrorInfo",
+    "HiddenTextInput",
     "OcrInput",
     "OcrMode",
     "PageSelector",
@@ -135,7 +136,15 @@ OcrLanguage = Annotated[
 ]
 
 
-class OcrInput(DocumentInput):
+class HiddenTextInput(DocumentInput):
+    """What every text tool takes: text a person would not see on the rendered page is left
+    out (``pdf_airlock.worker.pdf.visibility``); ``include_hidden`` returns it apart, each run
+    marked with its reason. Told once, in the server's instructions."""
+
+    include_hidden: bool = False
+
+
+class OcrInput(HiddenTextInput):
     """The OCR arguments of the text tools."""
 
     ocr: OcrMode = "auto"  # told once, in the server's instructions

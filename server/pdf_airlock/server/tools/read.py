@@ -17,6 +17,7 @@ from pdf_airlock.server.tools.base import (
     Paged,
     Position,
     ToolSpec,
+    hidden_lines,
     password,
     position_of,
     published,
@@ -38,6 +39,8 @@ from pdf_airlock.server.tools.untrusted import (
     MAX_PAGES_IN_ANSWER,
     Bounded,
     Confidence,
+    Hidden,
+    HiddenRun,
     OcrLanguages,
     OcrRotation,
     TextLayer,
@@ -61,6 +64,7 @@ class PageText(UntrustedModel):
     )
     text_source: TextSource
     ocr_confidence: Confidence | None = Field(description="OCR's mean word confidence, 0-100.")
+    hidden: Hidden = Field(default_factory=list)
     ocr_languages: OcrLanguages | None = None
     ocr_rotation: OcrRotation | None = None
 
@@ -111,6 +115,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "max_chars": args.max_chars,
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
+        "include_hidden": args.include_hidden,
         **args.ocr_job_args(runner.ocr_limits),
     }
     split = await two_ended_read(runner, job_args, document, PdfReadUntrusted)
@@ -131,7 +136,10 @@ def _page_block(page: int, offset: int, complete: bool, text: str) -> str:
 
 
 def _read_text(read: PdfReadOutput) -> str:
-    parts = [_page_block(page.page, page.offset, page.complete, page.text) for page in read.pages]
+    parts = []
+    for page in read.pages:
+        parts.append(_page_block(page.page, page.offset, page.complete, page.text))
+        parts += hidden_lines(page.page, page.hidden)
     if read.cursor:
         parts.append(f"--- more text: call again with the same arguments and cursor={read.cursor} ---")
     parts += [f"warning: {warning}" for warning in read.warnings]
@@ -153,8 +161,11 @@ def _join_cut_page(
 
 def _resource_text(structured: dict[str, Any]) -> str:
     """A delivered read: the pages, each under its line."""
-    pages = structured["pages"]
-    return "\n".join(_page_block(p["page"], p["offset"], p["complete"], p["text"]) for p in pages)
+    parts = []
+    for p in structured["pages"]:
+        parts.append(_page_block(p["page"], p["offset"], p["complete"], p["text"]))
+        parts += hidden_lines(p["page"], [HiddenRun.model_validate(run) for run in p.get("hidden") or ()])
+    return "\n".join(parts)
 
 
 DELIVERY = Delivery(

@@ -65,6 +65,7 @@ from pdf_airlock.server.tools.untrusted import (
     MAX_OFFSET,
     Bounded,
     Confidence,
+    Hidden,
     OcrLanguages,
     OcrRotation,
     TextLayer,
@@ -96,6 +97,7 @@ class StreamedPage(UntrustedModel):
     text_layer: TextLayer
     text_source: TextSource
     ocr_confidence: Confidence | None
+    hidden: Hidden = Field(default_factory=list)
     ocr_languages: OcrLanguages | None = None
     ocr_rotation: OcrRotation | None = None
     warnings: list[Bounded] = Field(max_length=100)
@@ -350,6 +352,7 @@ class _TwoEnded(Generic[ReadT]):
                 "text_layer": page.text_layer,
                 "text_source": page.text_source,
                 "ocr_confidence": page.ocr_confidence,
+                "hidden": [run.model_dump() for run in page.hidden],
                 **(
                     {"ocr_languages": page.ocr_languages, "ocr_rotation": page.ocr_rotation}
                     if page.text_source == "ocr"
@@ -449,7 +452,12 @@ class _TwoEnded(Generic[ReadT]):
         pages = []
         for page in self.pages:
             text, count = clean_text(page["text"])
-            pages.append(page | {"text": text})
+            hidden = []
+            for run in page["hidden"]:
+                run_text, run_count = clean_text(run["text"])
+                hidden.append(run | {"text": run_text})
+                count += run_count
+            pages.append(page | {"text": text, "hidden": hidden})
             removed += count
         warnings = []
         for warning in kept:

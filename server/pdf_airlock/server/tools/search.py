@@ -28,6 +28,7 @@ from pdf_airlock.server.tools.models import (
 )
 from pdf_airlock.server.tools.untrusted import (
     Bounded,
+    HiddenReason,
     Label,
     TextSource,
     UntrustedModel,
@@ -52,6 +53,7 @@ class SearchHit(UntrustedModel):
         description="Boxes [left, bottom, right, top] in PDF points (origin bottom-left), one per line.",
     )
     text_source: TextSource = "text_layer"
+    hidden: HiddenReason | None = None
 
 
 class SearchPosition(UntrustedModel):
@@ -97,7 +99,16 @@ class PdfSearchOutput(SourceFields):
 
 async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document) -> tuple[BaseModel, str]:
     options = args.model_dump(
-        include={"query", "regex", "case_sensitive", "whole_word", "pages", "ocr", "ocr_languages"}
+        include={
+            "query",
+            "regex",
+            "case_sensitive",
+            "whole_word",
+            "pages",
+            "ocr",
+            "ocr_languages",
+            "include_hidden",
+        }
     )
     key = selection_key(**options)
     position = {"index": 0, "skip": 0}
@@ -120,7 +131,8 @@ async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document
     lines = [f"{output.source}: {len(output.hits)} hit(s) for {args.query!r}"]
     for hit in output.hits:
         label = f" ({hit.label})" if hit.label != str(hit.page) else ""
-        lines.append(f"page {hit.page}{label}: ...{hit.before}[{hit.text}]{hit.after}...")
+        hidden = f" [hidden: {hit.hidden}]" if hit.hidden else ""
+        lines.append(f"page {hit.page}{label}{hidden}: ...{hit.before}[{hit.text}]{hit.after}...")
     if output.cursor:
         lines.append(f"(more hits: call again with the same arguments and cursor={output.cursor})")
     return output, text_with_warnings(lines, output.warnings)

@@ -22,6 +22,7 @@ from pdf_airlock.server.tools.models import (
 )
 from pdf_airlock.server.tools.untrusted import (
     Bounded,
+    HiddenReason,
     UntrustedModel,
 )
 
@@ -43,11 +44,20 @@ class Signature(UntrustedModel):
     covers_whole_file: bool | None = Field(description="False: bytes were added after signing.")
 
 
+class HiddenTextRun(UntrustedModel):
+    page: int = Field(ge=1)
+    box: list[float] = Field(min_length=4, max_length=4)
+    reason: HiddenReason
+    preview: Annotated[str, Field(max_length=200)]
+    instruction: bool = Field(description="Reads as instructions to a model.")
+
+
 class HiddenText(UntrustedModel):
-    invisible_render_mode: int = Field(ge=0, description="Text shown with render mode 3 (invisible).")
-    white_fill: int = Field(ge=0, description="Text shown in white fill colour.")
-    off_page: int = Field(ge=0, description="Text placed outside the page box.")
     pages_scanned: int = Field(ge=0)
+    runs: int = Field(ge=0, description="Text runs a person would not see (left out by the text tools).")
+    by_reason: dict[HiddenReason, int] = Field(max_length=16)
+    instructions: int = Field(ge=0)
+    items: list[HiddenTextRun] = Field(max_length=200)
 
 
 class SecurityEncryption(UntrustedModel):
@@ -80,8 +90,8 @@ class PdfSecurityInput(DocumentInput):
 
 class PdfSecurityOutput(SourceFields):
     risk: Literal["low", "medium", "high"] = Field(
-        description="high: JavaScript, Launch, submit/import, rich media, XFA; medium: links out, "
-        "attachments, hidden text, partial signature"
+        description="high: JavaScript, Launch, submit/import, rich media, XFA, hidden instructions; "
+        "medium: links out, attachments, hidden text, partial signature"
     )
     reasons: list[str]
     actions: dict[str, int] = Field(description="count per action type")
@@ -116,10 +126,15 @@ async def pdf_security(
     for loc in output.locations:
         lines.append(f"- {loc.action} at {loc.where}" + (f": {loc.detail}" if loc.detail else ""))
     hidden = output.hidden_text
+    by_reason = ", ".join(f"{count} {reason}" for reason, count in hidden.by_reason.items())
     lines.append(
-        f"hidden text: {hidden.invisible_render_mode} invisible, {hidden.white_fill} white, "
-        f"{hidden.off_page} off-page ({hidden.pages_scanned} page(s) scanned)"
+        f"hidden text: {hidden.runs} run(s) a person would not see{f' ({by_reason})' if by_reason else ''}, "
+        f"{hidden.instructions} reading as instructions to a model ({hidden.pages_scanned} page(s) scanned)"
     )
+    for run in hidden.items:
+        box = ", ".join(f"{value:g}" for value in run.box)
+        flag = " [instructions]" if run.instruction else ""
+        lines.append(f"- page {run.page} [{box}] {run.reason}{flag}: {run.preview!r}")
     lines.append(
         f"embedded files {output.embedded_files}, XFA {output.xfa}, rich media {output.rich_media}, "
         f"incremental updates {output.incremental_updates}, signatures {len(output.signatures)}"
@@ -132,8 +147,8 @@ TOOL = ToolSpec(
     title="PDF active-content inventory",
     description=(
         "Triage a PDF before trusting it: JavaScript and other actions, rich media, XFA, "
-        "attachments, encryption, incremental updates, signatures, hidden text (invisible, "
-        "white, off-page: a prompt-injection signal). Nothing runs."
+        "attachments, encryption, incremental updates, signatures, every text run a person would "
+        "not see (page, box, reason, preview; hidden instructions: high). Nothing runs."
     ),
     input_model=PdfSecurityInput,
     output_model=PdfSecurityOutput,

@@ -13,6 +13,7 @@ from pdf_airlock.server.tools.base import (
     Paged,
     Position,
     ToolSpec,
+    hidden_lines,
     password,
     position_of,
     published,
@@ -23,10 +24,11 @@ from pdf_airlock.server.tools.models import (
     DEFAULT_ANSWER_CHARS,
     Cursor,
     DeliveryInput,
+    HiddenTextInput,
     PageSelector,
     SourceFields,
 )
-from pdf_airlock.server.tools.untrusted import MAX_PAGES_IN_ANSWER, Bounded, UntrustedModel
+from pdf_airlock.server.tools.untrusted import MAX_PAGES_IN_ANSWER, Bounded, Hidden, HiddenRun, UntrustedModel
 
 __all__ = ["TOOL", "pipe_table"]
 
@@ -70,13 +72,14 @@ class PdfTablesUntrusted(UntrustedModel):
     selected_pages: int = Field(ge=0)
     tables: list[Table] = Field(max_length=MAX_TABLES)
     next: TablesPosition | None
+    hidden: Hidden = Field(default_factory=list)
     warnings: list[Bounded] = Field(max_length=100)
 
 
 # -- arguments and result ----------------------------------------------------------------------
 
 
-class PdfTablesInput(DeliveryInput):
+class PdfTablesInput(HiddenTextInput, DeliveryInput):
     pages: PageSelector | None = None
     max_tables: int = Field(50, ge=1, le=MAX_TABLES)
     cursor: Cursor | None = None
@@ -87,6 +90,7 @@ class PdfTablesOutput(SourceFields):
     selected_pages: int
     tables: list[Table]
     cursor: str | None
+    hidden: list[HiddenRun]
     warnings: list[str]
 
 
@@ -129,6 +133,7 @@ async def pdf_tables(runner: JobRunner, args: PdfTablesInput, document: Document
         "max_tables": args.max_tables,
         "start_index": position.get("index", 0),
         "start_table": position.get("table", 0),
+        "include_hidden": args.include_hidden,
     }
     result, warnings = await runner.run_job("pdf_tables", job_args, document, PdfTablesUntrusted)
     output = published(
@@ -137,6 +142,8 @@ async def pdf_tables(runner: JobRunner, args: PdfTablesInput, document: Document
     lines = [f"{output.source}: {len(output.tables)} table(s)"]
     for number, table in enumerate(output.tables, 1):
         lines += ["", _title(number, table), pipe_table(table.rows)]
+    for page in sorted({run.page for run in output.hidden}):
+        lines += ["", *hidden_lines(page, [run for run in output.hidden if run.page == page])]
     if output.cursor:
         lines += ["", f"(more: call again with the same arguments and cursor={output.cursor})"]
     return output, text_with_warnings(lines, output.warnings)
@@ -145,9 +152,11 @@ async def pdf_tables(runner: JobRunner, args: PdfTablesInput, document: Document
 def _resource_text(structured: dict[str, Any]) -> str:
     """Delivered tables: each under its title, as a Markdown pipe table."""
     tables = [Table.model_validate(table) for table in structured["tables"]]
-    return "\n\n".join(
-        f"{_title(number, table)}\n{pipe_table(table.rows)}" for number, table in enumerate(tables, 1)
-    )
+    blocks = [f"{_title(number, table)}\n{pipe_table(table.rows)}" for number, table in enumerate(tables, 1)]
+    hidden = [HiddenRun.model_validate(run) for run in structured.get("hidden") or ()]
+    for page in sorted({run.page for run in hidden}):
+        blocks.append("\n".join(hidden_lines(page, [run for run in hidden if run.page == page])))
+    return "\n\n".join(blocks)
 
 
 DELIVERY = Delivery(
@@ -171,6 +180,6 @@ TOOL = ToolSpec(
     run=pdf_tables,
     category="structure",
     rank=3,
-    paged=Paged("tables"),
+    paged=Paged("tables", appended=("hidden",)),
     delivery=DELIVERY,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 __all__ = [
     "MAX_COUNT",
@@ -20,6 +20,9 @@ __all__ = [
     "MAX_TEXT",
     "Bounded",
     "Confidence",
+    "Hidden",
+    "HiddenReason",
+    "HiddenRun",
     "Label",
     "OcrLanguages",
     "OcrRotation",
@@ -46,6 +49,37 @@ class UntrustedModel(BaseModel):
 
 Label = Annotated[str, Field(max_length=64)]
 
+
+# Why a text run is left out (``pdf_airlock.worker.pdf.visibility_pixels.REASONS``).
+HiddenReason = Literal[
+    "invisible_mode",
+    "same_colour_as_background",
+    "transparent",
+    "too_small",
+    "clipped",
+    "outside_crop_box",
+    "covered",
+    "optional_content_off",
+    "no_visible_pixels",
+]
+MAX_HIDDEN_RUNS = 10_000  # in one answer; a page lists at most 200
+MAX_HIDDEN_RUN_CHARS = 2000
+
+
+class HiddenRun(UntrustedModel):
+    """A run of text a person would not see, returned apart with ``include_hidden``."""
+
+    page: int = Field(ge=1)
+    # Published as a string: the reasons are listed once, in docs/tools.md; the Literal still
+    # validates every run.
+    reason: Annotated[HiddenReason, WithJsonSchema({"type": "string"})]
+    text: Annotated[str, Field(max_length=MAX_HIDDEN_RUN_CHARS)]
+    box: list[float] = Field(
+        min_length=4, max_length=4, description="left, bottom, right, top in PDF points."
+    )
+
+
+Hidden = Annotated[list[HiddenRun], Field(max_length=MAX_HIDDEN_RUNS)]
 
 TextLayer = Literal["ok", "none", "unusable"]
 TextSource = Literal["text_layer", "ocr"]

@@ -26,6 +26,7 @@ import pypdfium2 as pdfium
 from pdf_airlock.worker import progress
 from pdf_airlock.worker.contract import MARKDOWN_PAGE_SEPARATOR, WorkerError
 from pdf_airlock.worker.pdf import ocr
+from pdf_airlock.worker.pdf.furniture import Removed
 from pdf_airlock.worker.pdf.graphics import PageGraphics
 from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
@@ -43,6 +44,7 @@ from pdf_airlock.worker.pdf.structure import (
     sample_positions,
 )
 from pdf_airlock.worker.pdf.tables import Table, find_tables, read_page
+from pdf_airlock.worker.pdf.visibility import Withheld, markdown_block
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -63,14 +65,16 @@ class _Pages:
     tables, found only for a page whose blocks are wanted (not for a page the census only samples)."""
 
     def __init__(
-        self, document: Any, opened: Any, texts: PageTexts, selection: list[int], warnings: list[str]
+        self, document: Any, opened: Any, texts: PageTexts, selection: list[int], seen: Withheld
     ) -> None:
         self.document = document
         self.opened = opened
-        self.warnings = warnings
+        self.seen = seen
+        self.warnings = seen.warnings
         self.cache: dict[int, PageLines] = {}
         self.graphics: dict[int, PageGraphics] = {}
         self.tables: dict[int, list[Table]] = {}
+        self.drawn: dict[int, list[tuple[float, float]]] = {}  # where curves and slanted lines are
         self._pdf: Any = None
         self.texts = texts  # OCR (``pdf.ocrpages``), for the selected pages only
         self.selected = frozenset(selection)
@@ -86,10 +90,10 @@ class _Pages:
             try:
                 names = self._image_names(index)
                 try:
-                    self.cache[index], self.graphics[index] = read_page(page, names)
+                    self.cache[index], self.graphics[index] = read_page(page, names, self.seen.facts)
                 except WorkerError as error:  # too many graphic objects to look for tables
                     self._no_tables(index, error)
-                    self.cache[index] = pdfium_page_lines(page, names)
+                    self.cache[index] = pdfium_page_lines(page, names, self.seen.facts)
             finally:
                 page.close()
             if index in self.selected:
@@ -99,8 +103,8 @@ class _Pages:
                     self.graphics.pop(index, None)
         return self.cache[index]
 
-    def blocks(self, index: int, census: Census) -> list[Block]:
-        """The page's blocks, its tables among them."""
+    def blocks(self, index: int, census: Census, removed: Removed | None = None) -> list[Block]:
+        """The page's blocks, its tables among them; furniture left out is counted in ``removed``."""
         lines = self.get(index)
         tables = self._tables(index, lines)
         placed = [
@@ -114,11 +118,13 @@ class _Pages:
             for table in tables
         ]
         held = {id(lines.lines[i]) for table in tables for i in table.lines}
-        return page_blocks(lines, census, placed, held)
+        drawn = self.drawn.get(index, [])
+        return page_blocks(lines, census, placed, held, removed, first=index == 0, drawn=drawn)
 
     def _tables(self, index: int, lines: PageLines) -> list[Table]:
         if index not in self.tables:
             graphics = self.graphics.pop(index, None)
+            self.drawn[index] = graphics.marks if graphics is not None else []
             try:
                 self.tables[index] = find_tables(lines, graphics) if graphics is not None else []
             except WorkerError as error:
@@ -133,13 +139,16 @@ class _Pages:
         for index in sorted(indices):
             self.get(index)
 
-    def stream(self, order: list[int], census: Census) -> Iterator[tuple[int, PageLines, list[Block]]]:
+    def stream(
+        self, order: list[int], census: Census, removed: Removed
+    ) -> Iterator[tuple[int, PageLines, list[Block]]]:
         for index in order:
             lines = self.get(index)
-            blocks = self.blocks(index, census)
+            blocks = self.blocks(index, census, removed)
             self.cache.pop(index, None)
             self.tables.pop(index, None)
             self.graphics.pop(index, None)
+            self.drawn.pop(index, None)
             yield index, lines, blocks
 
     def _image_names(self, index: int) -> list[str]:
@@ -243,7 +252,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
         texts = PageTexts(document, args, warnings)
         texts.with_lines = True
-        pages = _Pages(document, opened, texts, selection, warnings)
+        pages = _Pages(document, opened, texts, selection, Withheld(opened.data, args, warnings))
         census_indices = set(sample_positions(page_count, CENSUS_PAGES))
         pages.load(census_indices)
         sampled = [pages.cache[index] for index in sorted(census_indices)]
@@ -284,7 +293,8 @@ def _forward(
     out: list[dict[str, Any]] = []
     todo = selection[start_index:]
     next_position: dict[str, int] | None = None
-    for position, (index, lines, blocks) in enumerate(pages.stream(todo, census)):
+    removed = Removed()
+    for position, (index, lines, blocks) in enumerate(pages.stream(todo, census, removed)):
         if lines.cut:
             warnings.append(f"page {index + 1}: only its first lines were read (too many text lines)")
         if not lines.lines and lines.images:
@@ -294,8 +304,12 @@ def _forward(
         if out:  # the blank line the supervisor puts between two pages counts too
             budget -= len(PAGE_SEPARATOR)
         rendered = render_page(blocks, index + 1)
+        hidden = pages.seen.page(index + 1, lines.visibility)
+        whole = rendered.text
+        if hidden:  # after the page's body, never in it
+            whole = f"{whole}\n\n{markdown_block(hidden)}" if whole else markdown_block(hidden)
         offset = int(args.get("start_offset", 0)) if position == 0 else 0
-        text = rendered.text[offset:]
+        text = whole[offset:]
         fits = len(text) <= budget
         end = len(text) if fits else _cut(text, budget, first=not out)
         if not fits and end == 0:  # nothing of this page fits after the pages before it
@@ -317,6 +331,7 @@ def _forward(
                 "complete": fits,
                 "headings": [{"level": level, "text": heading} for level, heading in headings],
                 **_source(pages, index),
+                "hidden": hidden if offset == 0 else [],
             }
         )
         progress.page_done(position + 1, len(todo))
@@ -329,6 +344,8 @@ def _forward(
             break
     if next_position is not None:
         next_position |= {f"h{level}": levels[level] for level in range(1, MAX_LEVEL + 1)}
+    if (furniture := removed.warning()) is not None:
+        warnings.insert(0, furniture)  # first: the warnings a long answer has are cut at a bound
     return {"pages": out, "next": next_position}
 
 

@@ -27,6 +27,7 @@ from pdf_airlock.worker.pdf.ocrwords import WordPlaces
 from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.textnorm import searchable
+from pdf_airlock.worker.pdf.visibility import REASONS, Withheld, page_visibility, visible_text
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -128,24 +129,50 @@ def _hit(text: str, span: tuple[int, int], context: int, rects: list[list[float]
 
 class _Page:
     """One page's searchable text (``textnorm.searchable``) and its character boxes; or, for a
-    page read by OCR (``pdf.ocrpages``), what OCR read and its words' boxes (``pdf.ocrwords``)."""
+    page read by OCR (``pdf.ocrpages``), what OCR read and its words' boxes (``pdf.ocrwords``).
+    The text is what a person sees (``pdf.visibility``); with ``include_hidden`` it is the whole
+    text page, and a hit in hidden characters says why they are hidden."""
 
     def __init__(
-        self, document: Any, index: int, raw: str, textpage: Any, warnings: list[str], *, texts: PageTexts
+        self,
+        document: Any,
+        index: int,
+        raw: str,
+        page: Any,
+        textpage: Any,
+        *,
+        texts: PageTexts,
+        seen: Withheld,
     ) -> None:
         self.document, self.index, self.textpage = document, index, textpage
         self.words: WordPlaces | None = None
-        final = texts.text(index, raw)
+        self.visibility = page_visibility(page, textpage, seen.facts, raw)
+        seen.page(index + 1, self.visibility)
+        shown, kept = (raw, None) if seen.listed else visible_text(raw, self.visibility, textpage)
+        final = texts.text(index, shown)
         self.source = final.source
         if final.source == "ocr":
             self.text, self.origin, self.boxes = final.text, None, False
             read = texts.read.pop(index, None)
             self.words = WordPlaces(final.text, read) if read is not None else None
             return
-        self.text, self.origin = searchable(raw)
+        self.text, origin = searchable(shown)
+        if kept is not None:  # back to the text page's characters, through both mappings
+            origin = [kept[at] for at in origin] if origin is not None else kept
+        self.origin = origin
         self.boxes = len(raw) == int(textpage.count_chars())
         if not self.boxes:
-            warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
+            seen.warnings.append(f"page {index + 1}: text and character boxes disagree; no rectangles")
+
+    def hidden_reason(self, begin: int, end: int) -> str | None:
+        """Why the match ``[begin, end)`` of ``text`` is hidden, if any of it is."""
+        codes = self.visibility.codes
+        if not codes or self.words is not None or not self.boxes:
+            return None
+        first, last = (self.origin[begin], self.origin[end - 1] + 1) if self.origin else (begin, end)
+        return next(
+            (REASONS[codes[i] - 1] for i in range(first, min(last, len(codes))) if codes[i] > 0), None
+        )
 
     def rects(self, begin: int, end: int) -> list[list[float]]:
         """The rectangles of the match ``[begin, end)`` of ``text``: PDFium's character boxes
@@ -178,7 +205,10 @@ class _Page:
                 return seen
             hit = _hit(self.text, span, context, self.rects(*span))
             label = label or pdfium_label(self.document, self.index)
-            hits.append({"page": self.index + 1, "label": label, **hit, "text_source": self.source})
+            hidden = self.hidden_reason(*span)
+            hits.append(
+                {"page": self.index + 1, "label": label, **hit, "text_source": self.source, "hidden": hidden}
+            )
         return None
 
 
@@ -203,6 +233,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
         todo = selection[start_index:]
         texts = PageTexts(document, args, warnings)
         texts.with_words = True
+        seen = Withheld(opened.data, args, warnings)
         searched = 0
         for position, index in enumerate(todo):
             if len(hits) == max_results:
@@ -214,7 +245,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
                 continue
             raw, page, textpage = loaded
             try:
-                page_hits = _Page(document, index, raw, textpage, warnings, texts=texts)
+                page_hits = _Page(document, index, raw, page, textpage, texts=texts, seen=seen)
                 already = skip if position == 0 else 0
                 stopped = page_hits.collect(
                     budget, pattern, context=context, already=already, hits=hits, most=max_results

@@ -1,11 +1,15 @@
 """``pdf_security``: an inventory of active content and hiding places, for triage.
 
 Input: untrusted bytes. Reports (never runs) JavaScript and actions wherever a reader would
-trigger them (document open, document/page/annotation/field additional actions, the JavaScript
-name tree, links, outline items), rich media and XFA, embedded files, encryption, incremental
-updates, signatures and how much of the file their ByteRange covers, and hidden-text signals
-(invisible render mode, white fill, text placed outside the page) for prompt-injection triage.
-Every walk is bounded; the risk summary lists its reasons.
+trigger them (``pdf_airlock.worker.pdf.actions``: document open, document/page/annotation/field
+additional actions, the JavaScript name tree, links, outline items, the form field tree, every
+/Next chain), rich media and XFA, embedded files, encryption, incremental updates, signatures and
+how much of the file their ByteRange covers, and every text run a person would not see
+(``pdf.visibility``: the runs every text tool leaves out), each with its page, box, reason and a
+short preview, and whether it reads as instructions to a model (``pdf.promptlike``). Hidden text
+makes a document at least ``medium`` risk; hidden instructions to a model make it ``high``.
+Every walk is bounded; the risk summary lists its reasons, and a walk stopped by its bound rates
+the document high ("not every action could be inspected"), never as if nothing were there.
 """
 
 from __future__ import annotations
@@ -15,65 +19,25 @@ from collections import Counter
 from typing import Any, Final
 
 import pikepdf
+import pypdfium2 as pdfium
 
+from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.pdf.actions import MAX_LOCATIONS, Inventory, walk_document
 from pdf_airlock.worker.pdf.decrypt import encryption_facts
-from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
+from pdf_airlock.worker.pdf.opening import clean_string, open_document, open_pikepdf
+from pdf_airlock.worker.pdf.promptlike import reads_as_instructions
+from pdf_airlock.worker.pdf.visibility import document_facts, page_visibility
 
 __all__ = ["KIND", "run", "warm_up"]
 
 KIND: Final = "pdf_security"
 
-MAX_LOCATIONS: Final = 200
 MAX_SCANNED_PAGES: Final = 500
-MAX_SCANNED_CONTENT: Final = 4 << 20  # decoded bytes of one page's content scanned for hidden text
+PREVIEW_CHARS: Final = 80
 _RISKY_ACTIONS: Final = {"javascript", "launch", "importdata", "submitform", "richmediaexecute", "gotoe"}
 _NOTABLE_ACTIONS: Final = {"uri", "gotor", "sound", "movie", "rendition"}
-_MEDIA_SUBTYPES: Final = {"RichMedia", "Screen", "Movie", "Sound", "3D"}
+_MAX_ACTION_KINDS: Final = 100  # distinct /S names counted in the answer (the model's bound)
 _EOF = re.compile(rb"%%EOF")
-
-
-class _Inventory:
-    def __init__(self) -> None:
-        self.actions: Counter[str] = Counter()
-        self.locations: list[dict[str, str]] = []
-
-    def action(self, action: object, where: str, depth: int = 0) -> None:
-        """Record an action dictionary and the chain of /Next actions behind it."""
-        if not isinstance(action, pikepdf.Dictionary) or depth > 8:
-            return
-        kind = str(action.get("/S", "/unknown")).lstrip("/").lower()
-        self.actions[kind] += 1
-        if len(self.locations) < MAX_LOCATIONS:
-            detail = ""
-            if kind == "uri":
-                detail = clean_string(action.get("/URI", ""), 300)
-            elif kind == "launch":
-                detail = clean_string(action.get("/F", action.get("/Win", "")), 300)
-            elif kind == "javascript":
-                script = action.get("/JS", "")
-                chars = len(script.read_bytes()) if isinstance(script, pikepdf.Stream) else len(str(script))
-                detail = f"{chars} chars"
-            self.locations.append({"where": where, "action": kind, "detail": detail})
-        following = action.get("/Next")
-        for item in following if isinstance(following, pikepdf.Array) else [following]:
-            self.action(item, where, depth + 1)
-
-    def additional(self, holder: pikepdf.Object, where: str) -> None:
-        if not isinstance(holder, pikepdf.Dictionary):
-            return
-        extra = holder.get("/AA")
-        if isinstance(extra, pikepdf.Dictionary):
-            for trigger, action in extra.items():
-                self.action(action, f"{where} {trigger.lstrip('/')}")
-
-
-def _javascript_names(pdf: pikepdf.Pdf, inventory: _Inventory) -> None:
-    names = pdf.Root.get("/Names")
-    if isinstance(names, pikepdf.Dictionary) and "/JavaScript" in names:
-        for count, (key, action) in enumerate(pikepdf.NameTree(names.JavaScript).items()):
-            if count >= MAX_LOCATIONS:
-                break
-            inventory.action(action, f"JavaScript name tree {clean_string(key, 80)!r}")
 
 
 def _signatures(pdf: pikepdf.Pdf, size: int) -> list[dict[str, Any]]:
@@ -110,71 +74,85 @@ def _signatures(pdf: pikepdf.Pdf, size: int) -> list[dict[str, Any]]:
     return found
 
 
-def _scan(
-    instruction: pikepdf.ContentStreamInstruction,
-    state: dict[str, bool],
-    signals: dict[str, int],
-    box: list[float],
-) -> None:
-    operands, op = instruction.operands, str(instruction.operator)
-    if op == "Tr" and operands:
-        state["invisible"] = int(operands[0]) == 3
-    elif op in ("rg", "g", "k") and operands:
-        values = [float(v) for v in operands]
-        state["white"] = all(v >= 0.99 for v in values) if op != "k" else all(v <= 0.01 for v in values)
-    elif op in ("Tj", "TJ", "'", '"'):
-        signals["invisible_render_mode"] += state["invisible"]
-        signals["white_fill"] += state["white"] and not state["invisible"]
-    elif op == "Tm" and len(operands) >= 2:
-        x, y = float(operands[-2]), float(operands[-1])
-        if not (box[0] - 1 <= x <= box[2] + 1 and box[1] - 1 <= y <= box[3] + 1):
-            signals["off_page"] += 1
-
-
-def _hidden_text(pdf: pikepdf.Pdf, warnings: list[str]) -> dict[str, int]:
-    """Counts of text shown invisibly (Tr 3), in white, or placed outside the page."""
-    signals = {"invisible_render_mode": 0, "white_fill": 0, "off_page": 0, "pages_scanned": 0}
-    for number, page in enumerate(pdf.pages):
-        if number >= MAX_SCANNED_PAGES:
-            warnings.append(f"hidden-text signals cover the first {MAX_SCANNED_PAGES} pages only")
-            break
-        try:
-            box = [float(v) for v in page.mediabox]
-        except (ValueError, TypeError, pikepdf.PdfError):
-            box = [0.0, 0.0, 612.0, 792.0]  # US Letter when the page box is unreadable
-        try:
-            contents = page.obj.get("/Contents")
-            parts = list(contents) if isinstance(contents, pikepdf.Array) else [contents]
-            size = sum(len(part.read_bytes()) for part in parts if isinstance(part, pikepdf.Stream))
-            if size > MAX_SCANNED_CONTENT:
+def _hidden_text(data: bytes, password: str | None, warnings: list[str]) -> dict[str, Any]:
+    """Every text run a person would not see (``pdf.visibility``, the stage every text tool
+    leaves out), on the first ``MAX_SCANNED_PAGES`` pages: where, why, a short preview, and
+    whether it reads as instructions to a model (``pdf.promptlike``)."""
+    found: dict[str, Any] = {"pages_scanned": 0, "runs": 0, "by_reason": {}, "instructions": 0, "items": []}
+    try:
+        document = open_document(data, password).document
+    except WorkerError:
+        warnings.append("PDFium could not open the document: hidden text was not looked for")
+        return found
+    counts: Counter[str] = Counter()
+    facts = document_facts(data)
+    try:
+        for index in range(len(document)):
+            if index >= MAX_SCANNED_PAGES:
+                warnings.append(f"hidden text was looked for on the first {MAX_SCANNED_PAGES} pages only")
+                break
+            try:
+                page = document[index]
+            except pdfium.PdfiumError:
+                warnings.append(f"page {index + 1} could not be loaded by PDFium; hidden text not looked for")
+                continue
+            try:
+                textpage = page.get_textpage()
+                try:
+                    visibility = page_visibility(page, textpage, facts)
+                finally:
+                    textpage.close()
+            except pdfium.PdfiumError:
                 warnings.append(
-                    f"page {number + 1}: content stream over {MAX_SCANNED_CONTENT} bytes not scanned"
+                    f"page {index + 1}: PDFium could not read its text; hidden text not looked for"
                 )
                 continue
-            instructions = pikepdf.parse_content_stream(page)
-        except (pikepdf.PdfError, ValueError, TypeError):  # TypeError: an operator inside an array
-            warnings.append(f"page {number + 1}: content stream could not be parsed for hidden-text signals")
-            continue
-        signals["pages_scanned"] += 1
-        state = {"invisible": False, "white": False}
-        for instruction in instructions:
-            if not isinstance(instruction, pikepdf.ContentStreamInstruction):
-                continue  # inline images carry no text
-            try:
-                _scan(instruction, state, signals, box)
-            except (ValueError, TypeError, UnicodeDecodeError, IndexError):
-                continue  # a malformed operator or operand says nothing about hidden text
-    return signals
+            finally:
+                page.close()
+            found["pages_scanned"] += 1
+            for run in visibility.runs:
+                counts[run.reason] += 1
+                instruction = reads_as_instructions(run.text)
+                found["instructions"] += instruction
+                if len(found["items"]) < MAX_LOCATIONS:
+                    found["items"].append(
+                        {
+                            "page": index + 1,
+                            "box": list(run.box),
+                            "reason": run.reason,
+                            "preview": _preview(run.text),
+                            "instruction": instruction,
+                        }
+                    )
+    finally:
+        document.close()
+    found["runs"] = sum(counts.values())
+    found["by_reason"] = dict(counts.most_common())
+    return found
 
 
-def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]:
+def _preview(text: str) -> str:
+    """The first ``PREVIEW_CHARS`` characters of a hidden run, on one line, without control
+    characters (the supervisor cleans every string again)."""
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text[: PREVIEW_CHARS * 2]).split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def _risk(inventory: Inventory, facts: dict[str, Any]) -> tuple[str, list[str]]:
+    actions = inventory.actions
     reasons = [
         f"{count} {kind} action(s)" for kind, count in sorted(actions.items()) if kind in _RISKY_ACTIONS
     ]
+    if inventory.incomplete:  # what was not examined may be anything: never rated as if absent
+        reasons.append(f"not every action could be inspected ({'; '.join(inventory.incomplete)})")
     if facts["xfa"]:
         reasons.append("XFA form")
     if facts["rich_media"]:
         reasons.append(f"{facts['rich_media']} rich-media annotation(s)")
+    if facts["hidden_text"]["instructions"]:
+        reasons.append(
+            f"{facts['hidden_text']['instructions']} hidden text run(s) that read as instructions to a model"
+        )
     if reasons:
         return "high", reasons
     reasons = [
@@ -183,8 +161,9 @@ def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]
     if facts["embedded_files"]:
         reasons.append(f"{facts['embedded_files']} embedded file(s)")
     hidden = facts["hidden_text"]
-    if hidden["invisible_render_mode"] or hidden["white_fill"] or hidden["off_page"]:
-        reasons.append("text a reader would not see (invisible, white or off-page)")
+    if hidden["runs"]:
+        by_reason = ", ".join(f"{count} {reason}" for reason, count in hidden["by_reason"].items())
+        reasons.append(f"{hidden['runs']} text run(s) a person would not see ({by_reason})")
     if any(sig["covers_whole_file"] is False for sig in facts["signatures"]):
         reasons.append("a signature does not cover the whole file (changed after signing?)")
     return ("medium" if reasons else "low"), reasons
@@ -192,40 +171,27 @@ def _risk(actions: Counter[str], facts: dict[str, Any]) -> tuple[str, list[str]]
 
 def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     warnings: list[str] = []
-    inventory = _Inventory()
+    inventory = Inventory()
     with open_pikepdf(data, args.get("password"), warnings) as pdf:
-        inventory.action(pdf.Root.get("/OpenAction"), "document open")
-        inventory.additional(pdf.Root, "document")
-        _javascript_names(pdf, inventory)
-        rich_media = 0
-        for number, page in enumerate(pdf.pages):
-            inventory.additional(page.obj, f"page {number + 1}")
-            annots = page.obj.get("/Annots")
-            for annot in list(annots)[:MAX_LOCATIONS] if isinstance(annots, pikepdf.Array) else []:
-                if not isinstance(annot, pikepdf.Dictionary):
-                    continue
-                subtype = str(annot.get("/Subtype", "")).lstrip("/")
-                rich_media += subtype in _MEDIA_SUBTYPES
-                inventory.action(annot.get("/A"), f"page {number + 1} {subtype} annotation")
-                inventory.additional(annot, f"page {number + 1} {subtype} annotation")
+        walk_document(pdf, inventory)
         form = pdf.Root.get("/AcroForm")
         encryption = encryption_facts(pdf)
         if encryption is not None:
             del encryption["version"]
         facts: dict[str, Any] = {
             "xfa": isinstance(form, pikepdf.Dictionary) and "/XFA" in form,
-            "rich_media": rich_media,
+            "rich_media": inventory.media_annotations,
             "embedded_files": len(pdf.attachments),
             "encryption": encryption,
             "incremental_updates": max(0, len(_EOF.findall(data)) - 1),
             "signatures": _signatures(pdf, len(data)),
-            "hidden_text": _hidden_text(pdf, warnings),
+            "hidden_text": _hidden_text(data, args.get("password"), warnings),
         }
-    level, reasons = _risk(inventory.actions, facts)
+    level, reasons = _risk(inventory, facts)
     return {
         "risk": level,
         "reasons": reasons,
-        "actions": dict(sorted(inventory.actions.items())),
+        "actions": dict(sorted(inventory.actions.most_common(_MAX_ACTION_KINDS))),
         "locations": inventory.locations,
         **facts,
         "warnings": warnings[:20],

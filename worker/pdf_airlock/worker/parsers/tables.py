@@ -24,6 +24,7 @@ from pdf_airlock.worker.pdf.opening import open_document
 from pdf_airlock.worker.pdf.pages import pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_TABLE, table_pdf
 from pdf_airlock.worker.pdf.tables import Table, find_tables, read_page
+from pdf_airlock.worker.pdf.visibility import Withheld
 
 __all__ = ["KIND", "run", "warm_up"]
 
@@ -89,9 +90,10 @@ class _Reader:
     """Pages' tables by page index, each page read once (a page next to the selection too: a
     table continues across pages whatever the selection)."""
 
-    def __init__(self, document: Any, selection: list[int]) -> None:
+    def __init__(self, document: Any, selection: list[int], seen: Withheld) -> None:
         self.document = document
         self.selection = selection
+        self.seen = seen
         self.cache: dict[int, _Found] = {}
 
     def page(self, index: int) -> _Found | None:
@@ -100,7 +102,7 @@ class _Reader:
         if index not in self.cache:
             page = self.document[index]
             try:
-                lines, graphics = read_page(page, [])
+                lines, graphics = read_page(page, [], self.seen.facts)
                 tables = find_tables(lines, graphics)
             except WorkerError as error:
                 error.details.setdefault("page", index + 1)
@@ -118,7 +120,7 @@ def run(data: bytes, args: dict[str, Any]) -> dict[str, Any]:
     try:
         page_count = len(document)
         selection = select_pages(args.get("pages"), page_count, pdfium_labels(document))
-        result = _forward(_Reader(document, selection), args, warnings)
+        result = _forward(_Reader(document, selection, Withheld(opened.data, args, warnings)), args, warnings)
     finally:
         document.close()
     return {
@@ -133,9 +135,12 @@ def _forward(reader: _Reader, args: dict[str, Any], warnings: list[str]) -> dict
     max_tables = int(args["max_tables"])
     position, skip = int(args.get("start_index", 0)), int(args.get("start_table", 0))
     out: list[dict[str, Any]] = []
+    hidden: list[dict[str, Any]] = []
     next_position: dict[str, int] | None = None
     total = len(reader.selection)
     while position < total and (found := reader.page(reader.selection[position])) is not None:
+        if not skip:  # the page's hidden text, said once: where the page is first reached
+            hidden += reader.seen.page(found.index + 1, found.lines.visibility)
         previous = reader.page(found.index - 1) if found.tables else None
         following = reader.page(found.index + 1) if found.tables else None
         for number, table in enumerate(found.tables):
@@ -158,7 +163,7 @@ def _forward(reader: _Reader, args: dict[str, Any], warnings: list[str]) -> dict
         skip = 0
         progress.page_done(position + 1, total)
         position += 1
-    return {"tables": out, "next": next_position}
+    return {"tables": out, "next": next_position, "hidden": hidden}
 
 
 def warm_up(sample: bytes) -> None:

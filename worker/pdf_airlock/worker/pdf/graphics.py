@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pdf_airlock.worker.contract import WorkerError
+from pdf_airlock.worker.pdf.layoutlines import page_turn
 
 __all__ = ["MAX_GRAPHIC_OBJECTS", "Fill", "PageGraphics", "Rule", "page_graphics"]
 
@@ -85,12 +86,13 @@ def _compose(inner: _Matrix, outer: _Matrix) -> _Matrix:
 class _Reader:
     """Walks a page's objects and gathers its rules and fills."""
 
-    def __init__(self, width: float, height: float) -> None:
+    def __init__(self, width: float, height: float, turn: Any = None) -> None:
         import pypdfium2.raw as pdfium_c
 
         self.c = pdfium_c
         self.width = width
         self.height = height
+        self.turn = turn
         self.examined = 0
         self.found = PageGraphics()
         self.matrix = pdfium_c.FS_MATRIX()
@@ -159,6 +161,8 @@ class _Reader:
     def _page_point(self, x: float, y: float, m: _Matrix) -> tuple[float, float]:
         px = m[0] * x + m[2] * y + m[4]
         py = m[1] * x + m[3] * y + m[5]
+        if self.turn is not None:
+            px, py = self.turn.point(px, py)
         return px, self.height - py
 
     def _subpath(self, points: list[tuple[float, float]], stroked: bool, filled: bool, obj: Any) -> None:
@@ -203,7 +207,7 @@ def page_graphics(page: Any) -> PageGraphics:
     import pypdfium2.raw as pdfium_c
 
     width, height = page.get_size()
-    reader = _Reader(width, height)
+    reader = _Reader(width, height, page_turn(page))
     count = max(int(pdfium_c.FPDFPage_CountObjects(page.raw)), 0)
     reader._count(count)  # before a million objects are listed
     objects = [pdfium_c.FPDFPage_GetObject(page.raw, index) for index in range(count)]

@@ -64,6 +64,7 @@ __all__ = [
     "MIN_ANCHORED_SHARE",
     "ORIGIN_TOLERANCE",
     "Mender",
+    "hidden_layout_chars",
 ]
 
 ORIGIN_TOLERANCE: Final = 0.1  # points: the same pen position in both engines (PDFium uses float32)
@@ -85,19 +86,36 @@ _Box = tuple[float, float, float, float]
 
 
 class Mender:
-    """Mends the pages pdfminer laid out for one document; opens it with PDFium on first use."""
+    """Mends the pages pdfminer laid out for one document; opens it with PDFium on first use
+    (or reads ``document``, the caller's PDFium copy of the same bytes)."""
 
-    def __init__(self, data: bytes, password: str | None, strings: Callable[[Any], Iterable[str]]) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        password: str | None,
+        strings: Callable[[Any], Iterable[str]],
+        document: Any = None,
+    ) -> None:
         self._data = data
         self._password = password
         self._strings = strings  # a page's text pieces in pdfminer's order
-        self._document: Any = None
+        self._document: Any = document
+        self._owned = document is None
         self._failed = False
 
-    def text(self, index: int, layout: Any) -> str:
-        """The raw text of pdfminer's page ``index`` (``layout``, an LTPage) as ``strings`` gives
-        it, after the characters pdfminer could not decode and PDFium reads were mended."""
-        raw = "".join(self._strings(layout))
+    def text(
+        self,
+        index: int,
+        layout: Any,
+        strings: Callable[[Any], Iterable[str]] | None = None,
+        shown: Callable[[str, Any], str] | None = None,
+    ) -> str:
+        """The raw text of pdfminer's page ``index`` (``layout``, an LTPage) as ``strings`` (or
+        the mender's own) gives it, after the characters pdfminer could not decode and PDFium
+        reads were mended. ``shown`` turns PDFium's text of the page (and its text page) into
+        the part of it a person sees, which is all PDFium's reading may add."""
+        strings = strings or self._strings
+        raw = "".join(strings(layout))
         if raw.strip() and not _SUSPECT.search(raw):
             return raw
         document = self._open()
@@ -110,7 +128,7 @@ class Mender:
         try:
             textpage = page.get_textpage()
             try:
-                return self._mended(raw, layout, page, textpage)
+                return self._mended(raw, layout, page, textpage, strings=strings, shown=shown)
             finally:
                 textpage.close()
         except pdfium.PdfiumError:
@@ -119,9 +137,9 @@ class Mender:
             page.close()
 
     def close(self) -> None:
-        if self._document is not None:
+        if self._document is not None and self._owned:
             self._document.close()
-            self._document = None
+        self._document = None
 
     def _open(self) -> Any:
         if self._document is None and not self._failed:
@@ -131,13 +149,74 @@ class Mender:
                 self._failed = True
         return self._document
 
-    def _mended(self, raw: str, layout: Any, page: Any, textpage: Any) -> str:
+    def _mended(
+        self,
+        raw: str,
+        layout: Any,
+        page: Any,
+        textpage: Any,
+        *,
+        strings: Callable[[Any], Iterable[str]],
+        shown: Callable[[str, Any], str] | None,
+    ) -> str:
         theirs: str = textpage.get_text_range()
+        if shown is not None:
+            theirs = shown(theirs, textpage)
         if not raw.strip():
             return pdfium_text(theirs) if theirs.strip() else raw
         if not _needs_mending(raw, theirs) or not _mend_page(layout, page, textpage):
             return raw
-        return "".join(self._strings(layout))
+        return "".join(strings(layout))
+
+
+def hidden_layout_chars(layout: Any, page: Any, textpage: Any, codes: tuple[int, ...]) -> set[int] | None:
+    """The LTChars of pdfminer's page (``id`` of each) that stand for characters PDFium's text
+    page hides (``codes``: ``pdf.visibility``'s, per character). An LTChar is matched to PDFium's
+    characters by origin (steps 2 and 3 above); one that matches none, or an ambiguous group, is
+    hidden when its box centre lies in the loose box of a hidden character and of no shown one.
+    None when the engines cannot be matched on this page (too few anchors, too many characters):
+    the caller then takes PDFium's visible text."""
+    chars, lines = _layout_lines(layout)
+    units = _read_units(textpage)
+    if not chars:
+        return set()
+    if units is None:
+        return None
+    best: _Page | None = None
+    for ctm in _ctm_candidates(page):
+        candidate = _Page(chars, lines, units, ctm)
+        _anchor(candidate)
+        if best is None or candidate.anchored() > best.anchored():
+            best = candidate
+        if best.anchored() >= MIN_ANCHORED_SHARE * len(chars):
+            break
+    if best is None or best.anchored() < MIN_ANCHORED_SHARE * len(chars):
+        return None
+    _fill_runs(best)
+    hidden_units = [codes[index] > 0 if index < len(codes) else False for index in units.indices]
+    found = {id(chars[n]) for n, assigned in best.assigned.items() if all(hidden_units[u] for u in assigned)}
+    loose: dict[tuple[int, int], list[tuple[_Box, bool]]] = {}
+    for unit, hidden in enumerate(hidden_units):
+        box = _loose_box(best, unit)
+        if box is not None:
+            loose.setdefault(_cell((box[0] + box[2]) / 2, (box[1] + box[3]) / 2, _BOX_CELL), []).append(
+                (box, hidden)
+            )
+    for number, char in enumerate(chars):
+        if number in best.assigned:
+            continue
+        x, y = _centre(char)
+        cx, cy = _cell(x, y, _BOX_CELL)
+        holding = [
+            hidden
+            for nx in (cx - 1, cx, cx + 1)
+            for ny in (cy - 1, cy, cy + 1)
+            for box, hidden in loose.get((nx, ny), ())
+            if box[0] <= x <= box[2] and box[1] <= y <= box[3]
+        ]
+        if holding and all(holding):
+            found.add(id(char))
+    return found
 
 
 def _needs_mending(raw: str, theirs: str) -> bool:

@@ -8,7 +8,13 @@ Every tool gives one verdict per document and password (``encrypted``, ``wrong_p
 result), whichever engine it uses (``pdf_airlock.worker.pdf.decrypt`` says how): a document PDFium refuses
 is put to qpdf, which decrypts it for PDFium and pdfminer if it can; a document qpdf refuses
 opens anyway when only its embedded files are encrypted (PDFium reads those); a document qpdf
-cannot parse gets PDFium's verdict if that verdict is about its password.
+cannot parse gets PDFium's verdict if that verdict is about its password. A document without a
+page is ``malformed`` for every tool (PDFium refuses to load one; qpdf would open it).
+
+PDFium reports why a load failed through a process-wide last error that only some failures
+set: a failure that sets none would report the error of an earlier load (in a job child, one of
+the zygote's warm-up, whose last load was refused for its password). Every load here starts
+from a known error (``_pdfium_load``), so the code a failure reports is its own.
 """
 
 from __future__ import annotations
@@ -106,6 +112,20 @@ def _qpdf(data: bytes, password: str | None) -> pikepdf.Pdf:
         raise WorkerError("malformed", "the PDF structure could not be parsed (qpdf)") from exc
 
 
+_EMPTY: Final = b""
+
+
+def _pdfium_load(data: bytes, password: str | None) -> pdfium.PdfDocument:
+    """PDFium's open, after a load that fails with a format error (about a microsecond): a load
+    that then fails without setting an error reports a format error, not an earlier load's."""
+    pdfium_c.FPDF_LoadMemDocument(_EMPTY, 0, None)
+    return pdfium.PdfDocument(data, password=password or None)
+
+
+def _no_pages() -> WorkerError:
+    return WorkerError("malformed", "the document has no pages")
+
+
 def _pdfium_refusal(exc: pdfium.PdfiumError, password: str | None) -> WorkerError:
     code: Any = getattr(exc, "err_code", None)
     if code == _FPDF_ERR_PASSWORD:
@@ -121,7 +141,7 @@ def _pdfium_password_verdict(data: bytes, password: str | None) -> WorkerError |
     """PDFium's verdict on a document qpdf cannot parse, if it is about the password or the
     security handler: the PDFium tools give it too (qpdf cannot decrypt for them)."""
     try:
-        pdfium.PdfDocument(data, password=password or None).close()
+        _pdfium_load(data, password).close()
     except pdfium.PdfiumError as exc:
         if getattr(exc, "err_code", None) in (_FPDF_ERR_PASSWORD, _FPDF_ERR_SECURITY):
             return _pdfium_refusal(exc, password)
@@ -133,18 +153,22 @@ def open_pikepdf(data: bytes, password: str | None, warnings: list[str]) -> pike
     without their password (``decrypt.attachments_locked`` is then true, ``warnings`` says so)."""
     check_header(data)
     try:
-        return _qpdf(data, password)
+        pdf = _qpdf(data, password)
     except pikepdf.PasswordError as exc:
-        pdf = decrypt.open_locked(data)
-        if pdf is None:
+        locked = decrypt.open_locked(data)
+        if locked is None:
             raise password_error(password) from exc
         warnings.append(decrypt.locked_note(password))
-        return pdf
+        pdf = locked
     except WorkerError as exc:
         verdict = _pdfium_password_verdict(data, password) if exc.code == "malformed" else None
         if verdict is not None:
             raise verdict from exc
         raise
+    if len(pdf.pages) == 0:
+        pdf.close()
+        raise _no_pages()
+    return pdf
 
 
 @dataclass
@@ -221,12 +245,14 @@ def _open_plain_copy(data: bytes, password: str | None, refusal: WorkerError) ->
             raise refusal from exc
         raise
     with pdf:
+        if len(pdf.pages) == 0:
+            raise _no_pages()
         if not pdf.is_encrypted:
             raise refusal
         locked_attachments = decrypt.attachments_locked(pdf)
         copy = _plain_copy(pdf)
     try:
-        document = pdfium.PdfDocument(copy)
+        document = _pdfium_load(copy, None)
     except pdfium.PdfiumError as exc:
         raise WorkerError("malformed", "PDFium could not load the copy qpdf decrypted") from exc
     warnings = [decrypt.locked_note(password)] if locked_attachments else []
@@ -239,7 +265,7 @@ def open_document(data: bytes, password: str | None) -> Opened:
     an encrypted one that names an /EFF filter; never on the fast path."""
     check_header(data)
     try:
-        document = pdfium.PdfDocument(data, password=password or None)
+        document = _pdfium_load(data, password)
     except pdfium.PdfiumError as exc:
         return _open_plain_copy(data, password, _pdfium_refusal(exc, password))
     locked = _locked_attachments(document, data, password)

@@ -8,10 +8,20 @@ from __future__ import annotations
 import io
 from typing import Any, Final
 
-__all__ = ["SAMPLE_PASSWORD", "SAMPLE_TABLE", "SAMPLE_TEXT", "table_pdf", "tiny_document", "tiny_pdf"]
+__all__ = [
+    "SAMPLE_HIDDEN",
+    "SAMPLE_PASSWORD",
+    "SAMPLE_TABLE",
+    "SAMPLE_TEXT",
+    "hidden_pdf",
+    "table_pdf",
+    "tiny_document",
+    "tiny_pdf",
+]
 
 SAMPLE_TEXT: Final = "pdf-airlock warm-up"
 SAMPLE_TABLE: Final = (("Name", "Count"), ("warm", "1"), ("up", "2"))
+SAMPLE_HIDDEN: Final = "hidden warm-up"
 SAMPLE_PASSWORD: Final = "warm-up"  # noqa: S105 - protects only the generated warm-up file
 
 
@@ -75,6 +85,30 @@ def table_pdf() -> bytes:
     pdf = tiny_document(attachment=False)
     page = pdf.pages[0]
     page.obj.Contents = pdf.make_stream("\n".join(ops).encode())
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def hidden_pdf() -> bytes:
+    """A trusted page saying ``SAMPLE_TEXT``, with ``SAMPLE_HIDDEN`` in white on the paper and
+    again in invisible mode over an image that shows ink, and a line too small to read: each
+    path of the visibility stage (``pdf_airlock.worker.pdf.visibility``)."""
+    import pikepdf
+
+    pdf = tiny_document(attachment=False)
+    pixels = bytes(0 if (x // 2 + y // 2) % 2 else 255 for y in range(16) for x in range(64))
+    image = pikepdf.Stream(pdf, pixels)
+    image.Type, image.Subtype, image.Width, image.Height = pikepdf.Name.XObject, pikepdf.Name.Image, 64, 16
+    image.ColorSpace, image.BitsPerComponent = pikepdf.Name.DeviceGray, 8
+    page = pdf.pages[0]
+    page.obj.Resources.XObject = pikepdf.Dictionary(Ink=image)
+    page.obj.Contents = pdf.make_stream(
+        f"BT /F1 12 Tf 72 720 Td ({SAMPLE_TEXT}) Tj ET "
+        f"q 1 1 1 rg BT /F1 12 Tf 72 680 Td ({SAMPLE_HIDDEN}) Tj ET Q "
+        f"q 200 0 0 20 72 600 cm /Ink Do Q BT 3 Tr /F1 12 Tf 74 604 Td ({SAMPLE_TEXT}) Tj ET "
+        f"BT /F1 0.5 Tf 72 500 Td ({SAMPLE_HIDDEN}) Tj ET".encode()
+    )
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue()

@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 _HIGH_FD: Final = 64
+_STDERR: Final = 2
 _NOBODY: Final = 65534
 _ENV_ALLOWLIST: Final = ("LANG", "LC_ALL", "TZ")
 _DEFAULT_ENV: Final = {"LANG": "C.UTF-8", "TZ": "UTC"}
@@ -131,6 +132,25 @@ def close_fds(keep: Mapping[int, int]) -> str:
         free_from = target + 1
     os.closerange(free_from, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     return "active"
+
+
+def close_leftover_fds(keep: int) -> list[str]:
+    """The zygote, once warm: close every descriptor but 0-2 and ``keep`` (its control socket),
+    and name what was closed. Libraries leave some open from the warm-up: qpdf keeps
+    ``/dev/urandom`` from the first random number it draws (writing the encrypted warm-up
+    samples) for the life of the process; it draws one again only to write an encrypted file,
+    which no job does."""
+    closed = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd <= _STDERR or fd == keep:
+            continue
+        try:
+            closed.append(os.readlink(f"/proc/self/fd/{fd}"))
+            os.close(fd)
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return closed
 
 
 def scrub_environment() -> str:

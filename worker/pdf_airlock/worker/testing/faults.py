@@ -4,12 +4,19 @@ Reachable only with the zygote's test hook (``PDF_AIRLOCK_TEST_HOOKS=1``), like 
 mode breaks the result protocol in one way; the supervisor must map each to the right error
 code and keep serving. The ``ANSWERING`` modes answer instead, and leave state behind or use
 CPU and memory, for the tests of children that serve several jobs (``--documents-per-child``).
+``linger`` plays a child a document took control of: it answers every job it is sent and never
+hangs up or exits by itself.
 """
 
 from __future__ import annotations
 
+import gc
+import json
 import os
+import resource
 import signal
+import socket
+import threading
 import time
 from typing import Any, Final, NoReturn
 
@@ -17,7 +24,12 @@ from pdf_airlock.worker.contract import WorkerError
 
 __all__ = ["ANSWERING", "MODES", "run"]
 
+_INPUT_FD: Final = 3
 _RESULT_FD: Final = 4
+_SPARE_FD: Final = 5
+_JOB_MESSAGE: Final = 1 << 16
+_JOB_FDS_SPACE: Final = socket.CMSG_SPACE(2 * 4)
+_LONG_WAIT_S: Final = 3600.0
 
 
 def _write(data: bytes) -> None:
@@ -119,6 +131,30 @@ ANSWERING: Final = {
     "typed_error": _typed_error,
 }
 
+
+def _linger() -> NoReturn:
+    """A compromised child that serves several jobs (``--documents-per-child`` > 1): it lifts its
+    soft CPU limit to the hard one, answers this job and every job later sent to it (its pid and
+    how many it served) without ever hanging up first, and on EOF from the supervisor does not
+    exit but waits for ever (a futex wait: no CPU). Only the zygote can end it."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+    spare = next(o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() == _SPARE_FD)
+    served = 0
+    while True:
+        served += 1
+        _write(json.dumps({"ok": True, "result": {"pid": os.getpid(), "served": served}}).encode())
+        os.close(_RESULT_FD)
+        os.close(_INPUT_FD)
+        job, _ancillary, _flags, _address = spare.recvmsg(_JOB_MESSAGE, _JOB_FDS_SPACE)
+        if not job:  # the supervisor hung up: stay anyway
+            break
+    forever = threading.Lock()
+    forever.acquire()
+    while True:
+        forever.acquire(timeout=_LONG_WAIT_S)
+
+
 MODES: Final = {
     "garbage": _garbage,
     "truncated": _truncated,
@@ -128,6 +164,7 @@ MODES: Final = {
     "wrong_shape": _wrong_shape,
     "unknown_code": _unknown_code,
     "exit_nonzero": _exit_nonzero,
+    "linger": _linger,
     "abort_past_budget": _abort_past_budget,
 }
 

@@ -6,7 +6,8 @@ writable *and* executable. The job child may hold no such page: the seccomp filt
 ``PROT_EXEC`` to keep new code out, and a writable code page handed down by the zygote would be a
 way around it (``tests/sandbox/test_sandbox.py`` checks a waiting spare's maps). So once the
 zygote has made every callback it will ever make (the page deadline's signal handler,
-``pdf_airlock.worker.deadline``), ``seal`` moves each page holding one into a sealed memfd mapped
+``pdf_airlock.worker.deadline``; the font interface's, ``pdf_airlock.worker.fonts.serving``),
+``seal`` moves each page holding one into a sealed memfd mapped
 back at the same address, readable and executable, never writable: the seals forbid writing the
 memfd and the mapping was never writable, so the code is as fixed as a library's. Where an
 executable memfd is refused (``vm.memfd_noexec``), the page is made read-and-execute in place
@@ -28,6 +29,8 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
+from pdf_airlock.worker.memory import map_at, protect, unmap
+
 if TYPE_CHECKING:
     from _ctypes import CFuncPtr
 
@@ -38,16 +41,6 @@ _MFD_EXEC: Final = 0x10  # <linux/memfd.h>, Linux 6.3: ask for an executable mem
 _NAME: Final = "pdf-airlock-callbacks"
 _MAP_FIXED: Final = 0x10  # <sys/mman.h>; Python's mmap module does not name it
 _CODE: Final = mmap.PROT_READ | mmap.PROT_EXEC
-_FAILED: Final = ctypes.c_void_p(-1).value
-
-# Python's mmap module gives no address for a mapping and cannot map at a fixed one: libc's.
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype = ctypes.c_void_p
-_libc.mmap.argtypes = (
-    ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long,
-)  # fmt: skip
-_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
-_libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
 
 
 def writable_code_ranges(addresses: Iterable[int]) -> list[tuple[int, int]]:
@@ -61,18 +54,6 @@ def writable_code_ranges(addresses: Iterable[int]) -> list[tuple[int, int]]:
             if "w" in perms and "x" in perms and any(start <= address < end for address in wanted):
                 found.append((start, end))
     return found
-
-
-def _map_at(address: int | None, length: int, flags: int, fd: int) -> int | None:
-    """``mmap(address, length, PROT_READ | PROT_EXEC, flags, fd, 0)``: the mapping's address, or None."""
-    placed: int | None = _libc.mmap(address, length, _CODE, flags, fd, 0)
-    return None if placed in (None, _FAILED) else placed
-
-
-def _protect(address: int, length: int) -> None:
-    if _libc.mprotect(address, length, _CODE) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, os.strerror(error))
 
 
 def _memfd_with(data: bytes) -> int:
@@ -102,14 +83,14 @@ def _seal_range(start: int, end: int) -> None:
         try:
             # Mapped once elsewhere first: a refusal (a noexec memfd) then leaves the page as it
             # is, where a failed MAP_FIXED may already have unmapped it.
-            trial = _map_at(None, length, mmap.MAP_SHARED, readable)
+            trial = map_at(None, length, _CODE, mmap.MAP_SHARED, readable)
             if trial is not None:
-                _libc.munmap(trial, length)
-                if _map_at(start, length, mmap.MAP_SHARED | _MAP_FIXED, readable) == start:
+                unmap(trial, length)
+                if map_at(start, length, _CODE, mmap.MAP_SHARED | _MAP_FIXED, readable) == start:
                     return
         finally:
             os.close(readable)
-    _protect(start, length)
+    protect(start, length, _CODE)
 
 
 def seal(callbacks: Iterable[CFuncPtr]) -> int:
