@@ -90,7 +90,10 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pdfs.write(root / "bomb.pdf", pdfs.flate_bomb_pdf(BOMB_MIB))
     pdfs.write(root / "glyphs.pdf", pdfs.scattered_glyphs_pdf(20_000))
     pdfs.write(root / "slow.pdf", pdfs.scattered_glyphs_pdf(500))  # about a second of layout analysis
-    pdfs.write(root / "long.pdf", pdfs.text_pdf([f"Page {n} " + "lorem ipsum " * 40 for n in range(1, 21)]))
+    pdfs.write(
+        root / "long.pdf",
+        pdfs.text_pdf([f"Page {n}\n" + "\n".join(["lorem ipsum " * 8] * 5) for n in range(1, 21)]),
+    )
     (root / "sub").mkdir()
     pdfs.write(root / "sub" / "nested.pdf", pdfs.text_pdf(["Nested document."]))
     pdfs.write(outside / "secret.pdf", pdfs.text_pdf(["Outside the root."]))

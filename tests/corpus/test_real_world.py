@@ -115,10 +115,9 @@ async def test_security_scan_survives_an_operator_inside_an_array(tmp_path: Path
     async with connect(tmp_path) as client:
         result = await client.call_tool("pdf_security", {"path": "odd.pdf"})
     assert result.is_error is False, result.structured_content
-    assert (
-        "page 1: content stream could not be parsed for hidden-text signals"
-        in result.structured_content["warnings"]
-    )
+    # Hidden text is judged from PDFium's page objects, which read the array as viewers do.
+    assert result.structured_content["hidden_text"]["pages_scanned"] == 1
+    assert result.structured_content["warnings"] == []
 
 
 @pytest.mark.parametrize("engine", ["fast", "layout"])

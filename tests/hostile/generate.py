@@ -382,9 +382,16 @@ def zero_bytes() -> bytes:
 
 
 CLASSES: list[HostileClass] = [
-    HostileClass("flate_bomb", flate_bomb, {"info": BOMB, "fast": BOMB, "layout": BOMB}),
-    HostileClass("flate_bomb_double", flate_bomb_double, {"info": BOMB, "fast": BOMB, "layout": BOMB}),
-    HostileClass("lzw_bomb", lzw_bomb, {"info": BOMB | OK, "fast": BOMB | OK, "layout": BOMB | OK}),
+    # pdf_security's visibility census reads the page's content stream, as the text tools do.
+    HostileClass("flate_bomb", flate_bomb, {"info": BOMB, "fast": BOMB, "layout": BOMB, "security": BOMB}),
+    HostileClass(
+        "flate_bomb_double", flate_bomb_double, {"info": BOMB, "fast": BOMB, "layout": BOMB, "security": BOMB}
+    ),
+    HostileClass(
+        "lzw_bomb",
+        lzw_bomb,
+        {"info": BOMB | OK, "fast": BOMB | OK, "layout": BOMB | OK, "security": BOMB | OK},
+    ),
     HostileClass("image_10e10_pixels_flate", image_pixels_flate, {"info": OK, "fast": OK, "layout": OK}),
     HostileClass("image_10e10_pixels_ccitt", image_pixels_ccitt, {"info": OK, "fast": OK, "layout": OK}),
     HostileClass("image_10e10_pixels_jbig2", image_pixels_jbig2, {"info": OK, "fast": OK, "layout": OK}),

@@ -54,7 +54,8 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pdfs.write(made["alice"] / "risky.pdf", active_content())
     pdfs.write(made["alice"] / "attached.pdf", pdfs.structured_pdf())
     pdfs.write(
-        made["alice"] / "long.pdf", pdfs.text_pdf([f"Page {n} " + "words " * 50 for n in range(1, 13)])
+        made["alice"] / "long.pdf",
+        pdfs.text_pdf([f"Page {n}\n" + "\n".join(["words " * 10] * 5) for n in range(1, 13)]),
     )
     pdfs.write(made["alice"] / "slow.pdf", pdfs.scattered_glyphs_pdf(700))
     return made

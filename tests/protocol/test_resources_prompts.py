@@ -24,7 +24,8 @@ pytestmark = pytest.mark.anyio
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("resources")
     pdfs.write(
-        root / "long.pdf", pdfs.text_pdf([f"Page {n}: " + "lorem ipsum dolor " * 30 for n in range(1, 13)])
+        root / "long.pdf",
+        pdfs.text_pdf([f"Page {n}:\n" + "\n".join(["lorem ipsum dolor " * 5] * 6) for n in range(1, 13)]),
     )
     pdfs.write(root / "locked.pdf", pdfs.encrypted_pdf("s3cret", "Locked text"))
     return root
@@ -77,7 +78,7 @@ async def test_delivery_off_and_an_answer_too_large_are_refused(folder: Path) ->
         assert off.is_error and off.structured_content is not None
         assert off.structured_content["error"]["code"] == "invalid_arguments"
     async with connect(folder, "--resource-mb", "1", "--timeout", "60") as client:  # 256 KiB an answer
-        big = pdfs.text_pdf(["word " * 3000 for _ in range(20)])
+        big = pdfs.text_pdf(["\n".join(["word " * 18] * 50) for _ in range(70)])  # all on the page
         pdfs.write(folder / "big.pdf", big)
         large = await client.call_tool("pdf_read", {"path": "big.pdf", "deliver": "resource"})
         assert large.is_error and large.structured_content is not None
