@@ -188,4 +188,5 @@ TOOL = ToolSpec(
     category="structure",
     rank=0,
     paged=Paged("pages", summed=("tokens_estimate", "scanned_pages")),
+    triage=True,
 )
