@@ -18,6 +18,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, Final
 
 import anyio
 
@@ -25,11 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import pdfs  # noqa: E402
-from tool_calls import every_job  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
+from tool_calls import every_job, job_of  # noqa: E402
 
 from pdf_airlock.server.errors import ToolError  # noqa: E402
 from pdf_airlock.server.pool.pool import Pool  # noqa: E402
 from pdf_airlock.server.pool.verdict import classify  # noqa: E402
+from pdf_airlock.server.tools.registry import TOOLS  # noqa: E402
 from pdf_airlock.worker.contract import TEST_HOOKS_ENV  # noqa: E402
 from pdf_airlock.worker.sandbox.seccomp import ALLOWED, CONDITIONAL, EACCES_CALLS  # noqa: E402
 
@@ -40,18 +43,41 @@ LIMITS = {
     "max_result_bytes": 16 << 20,
 }
 # Every tool's job and engine with the arguments the server sends for the tool's defaults
-# (tests/tool_calls.py: from the registry, so a new tool is traced too), then variants.
-JOBS = [job for job in every_job({"pdf_search": {"query": "e[a-z]+", "regex": True}}).values()] + [
-    ("pdf_info", {"password": "airlock"}),
-    ("pdf_read", {"max_chars": 100_000, "password": "airlock"}),
-    ("pdf_attachments", {"max_bytes": 1 << 20, "max_items": 1000, "extract": "notes.txt"}),
-    ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Photo"}}),
-    ("pdf_images", {"max_items": 100, "max_pixels": 4_000_000, "extract": {"page": 2, "name": "Fm0/Inner"}}),
+# (tests/tool_calls.py: from the registry, so a new tool is traced too), a pattern search where a
+# tool takes one, then each variant below for every tool that takes its argument: the variants
+# name arguments, never tools, so a new tool with such an argument is traced with it too.
+PATTERN: Final[dict[str, Any]] = {"query": "e[a-z]+", "regex": True}
+# (argument, value, other arguments given with it where the tool takes them)
+VARIANTS: Final[tuple[tuple[str, Any, dict[str, Any]], ...]] = (
+    ("password", "airlock", {"max_chars": 100_000}),
+    ("extract", "notes.txt", {"max_bytes": 1 << 20, "max_items": 1000}),
+    ("extract", {"page": 2, "name": "Photo"}, {"max_items": 100, "max_pixels": 4_000_000}),
+    ("extract", {"page": 2, "name": "Fm0/Inner"}, {"max_items": 100, "max_pixels": 4_000_000}),
     # OCR (Tesseract in the child): every page of every document (the tools' default is "auto")
-    ("pdf_read", {"max_chars": 100_000, "ocr": "force"}),
-    ("pdf_search", {"query": "e", "max_results": 100, "time_budget_ms": 2000, "ocr": "force"}),
-    ("pdf_markdown", {"max_chars": 100_000, "ocr": "force"}),
-]
+    ("ocr", "force", {"max_chars": 100_000, "query": "e", "max_results": 100, "time_budget_ms": 2000}),
+)
+
+
+def _variant_jobs() -> list[tuple[str, dict[str, Any]]]:
+    jobs = []
+    for name, spec in TOOLS.items():
+        fields = spec.input_model.model_fields
+        for argument, value, others in VARIANTS:
+            if argument not in fields:
+                continue
+            given = {key: given for key, given in others.items() if key in fields}
+            arguments = dict(spec.example) | given | {argument: value}
+            try:
+                jobs.append(job_of(name, arguments))
+            except ValidationError:
+                continue  # the tool's ``extract`` takes another shape
+    return jobs
+
+
+PATTERNS: Final = {
+    name: PATTERN for name, spec in TOOLS.items() if set(PATTERN) <= set(spec.input_model.model_fields)
+}
+JOBS = [*every_job(PATTERNS).values(), *_variant_jobs()]
 _LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?(\w+)[( ]")
 
 

@@ -1,9 +1,10 @@
 """Every tool's call, derived from the registry: the tests' lists of "every tool" come from here.
 
 ``every_call()`` gives one call per tool of ``pdf_airlock.server.tools.registry.TOOLS`` and one
-per engine of a tool that has several (``pdf_read``'s ``fast`` and ``layout``), each with its
-required arguments filled in, so a new tool or engine joins every such list by itself. A new
-required argument fails here loudly until ``REQUIRED`` gives it a value. ``every_job()`` gives
+per engine of a tool that has several (the read's ``fast`` and ``layout``), each with its
+required arguments filled in from the tool's declared ``example``, so a new tool or engine joins
+every such list by itself. A new required argument fails here loudly until the tool's
+``example`` gives it a value. ``every_job()`` gives
 the job (kind and arguments) the server sends for each of those calls, built by the tool's own
 code (run up to its first job, which is recorded instead of run): for the tests that talk to
 the pool directly.
@@ -16,10 +17,8 @@ from typing import Any, Final
 
 from pdf_airlock.server.tools.registry import TOOLS
 
-__all__ = ["REQUIRED", "every_call", "every_job", "job_kinds", "job_of"]
+__all__ = ["every_call", "every_job", "job_kinds", "job_of"]
 
-# A value for each argument some tool cannot do without (besides the document).
-REQUIRED: Final[dict[str, Any]] = {"query": "the"}
 _DOCUMENT_FIELDS: Final = frozenset({"path", "data"})
 _ENGINE: Final = "engine"
 
@@ -36,7 +35,7 @@ def every_call(overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, 
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, spec in TOOLS.items():
         args: dict[str, Any] = {
-            field: REQUIRED[field]  # KeyError: a new required argument wants a value in REQUIRED
+            field: spec.example[field]  # KeyError: a new required argument wants a value in ``example``
             for field, info in spec.input_model.model_fields.items()
             if info.is_required() and field not in _DOCUMENT_FIELDS
         }

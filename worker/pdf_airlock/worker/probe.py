@@ -12,7 +12,7 @@ from typing import Any
 
 from pdf_airlock.worker import fonts
 from pdf_airlock.worker.contract import OCR_LIMITS_ARG, WorkerError
-from pdf_airlock.worker.parsers import get_parser
+from pdf_airlock.worker.parsers import read
 from pdf_airlock.worker.pdf import ocr
 from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT, tiny_pdf
 from pdf_airlock.worker.sandbox.layers import SandboxReport
@@ -33,13 +33,13 @@ def run_probe(args: dict[str, Any], report: SandboxReport) -> dict[str, Any]:
 
 def self_check(args: dict[str, Any]) -> str:
     """In a sandboxed child (``pdf-airlock self-test``): OCR the trusted sample page with
-    ``pdf_read`` under the OCR limits in the probe's ``args`` and say how it went, as a layer
+    the read parser under the OCR limits in the probe's ``args`` and say how it went, as a layer
     status: ``active: ...``, ``unavailable: ...`` or ``failed: ...``."""
     if not ocr.available():
         return f"unavailable: {ocr.unavailable_reason()}"
     try:
         read_args = {"max_chars": 1000, "ocr": "force", OCR_LIMITS_ARG: args.get(OCR_LIMITS_ARG)}
-        page = get_parser("pdf_read")(tiny_pdf(), read_args)["pages"][0]
+        page = read.run(tiny_pdf(), read_args)["pages"][0]
     except WorkerError as exc:
         return f"failed: {exc.code}: {exc.message}"
     except (RuntimeError, MemoryError) as exc:

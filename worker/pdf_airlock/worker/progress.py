@@ -1,7 +1,7 @@
 """Lines the job child writes on its result pipe before the final envelope.
 
 - ``{"progress": done, "total": n}``: only when the caller asked for progress.
-- ``{"selection": {...}}`` and ``{"page": {...}}``: a streamed ``pdf_read`` (job arg ``stream``)
+- ``{"selection": {...}}`` and ``{"page": {...}}``: a streamed read (``parsers.read``, job arg ``stream``)
   hands over each page as soon as it is extracted, so the supervisor can merge two children
   reading the same selection from both ends.
 

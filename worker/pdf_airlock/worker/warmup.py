@@ -8,7 +8,7 @@ is forked. The child inherits them and never has to open a file.
 from __future__ import annotations
 
 import io
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from pdf_airlock.worker.pdf.sample import SAMPLE_PASSWORD, SAMPLE_TEXT, tiny_document, tiny_pdf
 
@@ -114,7 +114,7 @@ def _warm_crypto() -> None:
     a sandboxed child cannot do: decrypt once per supported handler here, with every engine."""
     import pikepdf
 
-    from pdf_airlock.worker.parsers import get_parser
+    from pdf_airlock.worker.parsers import info, read
 
     handlers: tuple[tuple[Literal[2, 3, 4, 5, 6], bool], ...] = (
         (6, True),
@@ -128,19 +128,15 @@ def _warm_crypto() -> None:
             pikepdf.Encryption(user=SAMPLE_PASSWORD, owner=SAMPLE_PASSWORD, R=revision, aes=aes, metadata=aes)
         )
         args = {"password": SAMPLE_PASSWORD, "max_chars": 1000}
-        get_parser("pdf_info")(data, args)
-        get_parser("pdf_read")(data, args)
-        get_parser("pdf_read")(data, args | {"engine": "layout"})
+        info.run(data, args)
+        read.run(data, args)
+        read.run(data, args | {"engine": "layout"})
 
 
-# Decrypting for PDFium (``pdf_airlock.worker.pdf.decrypt``), through each path of its callers.
 _TRAILER_STAND_IN: Final = b"/NoCrypt"  # as long as b"/Encrypt": offsets stay valid when swapped
-_DECRYPT_WARM_ARGS: Final[dict[str, dict[str, Any]]] = {
-    "pdf_info": {},
-    "pdf_read": {"max_chars": 1000},
-    "pdf_attachments": {"max_bytes": 100, "max_items": 10},
-    "pdf_security": {},
-}
+# A parser that opens encrypted documents through ``pdf_airlock.worker.pdf.decrypt`` declares the
+# job arguments of its decrypting warm-up as ``DECRYPT_WARM_ARGS``.
+_DECRYPT_WARM_NAME: Final = "DECRYPT_WARM_ARGS"
 
 
 def _qpdf_only_sample() -> bytes:
@@ -182,17 +178,18 @@ def _warm_decrypt() -> None:
     """``pdf_airlock.worker.pdf.decrypt``: open a document only qpdf opens, and one whose embedded files
     alone are encrypted (with no password and a wrong one), through each path of that module and of
     ``common``'s callers, so a job child finds them loaded."""
-    from pdf_airlock.worker.parsers import get_parser
+    from pdf_airlock.worker.parsers import parser_modules, read
     from pdf_airlock.worker.pdf.opening import open_document
 
     # A qpdf-only document differs from any other only in how PDFium gets it: one read does.
-    read = get_parser("pdf_read")(_qpdf_only_sample(), _DECRYPT_WARM_ARGS["pdf_read"])
-    if SAMPLE_TEXT not in read["pages"][0]["text"]:
+    answer = read.run(_qpdf_only_sample(), read.DECRYPT_WARM_ARGS)
+    if SAMPLE_TEXT not in answer["pages"][0]["text"]:
         raise RuntimeError("reading a decrypted copy failed its warm-up")
     locked = _locked_sample()
+    decrypting = [module for module in parser_modules() if hasattr(module, _DECRYPT_WARM_NAME)]
     for password in (None, "x"):
-        for kind, args in _DECRYPT_WARM_ARGS.items():
-            get_parser(kind)(locked, args | {"password": password})
+        for module in decrypting:
+            module.run(locked, getattr(module, _DECRYPT_WARM_NAME) | {"password": password})
         opened = open_document(locked, password)
         opened.layout_input()
         opened.document.close()

@@ -1,10 +1,11 @@
 """Human approval of risky actions, asked in whichever way the client's protocol era has.
 
-Two actions ask first: extracting an attachment (``pdf_attachments`` with ``extract``), and
-reading a document the ``pdf_security`` triage rates ``high`` (JavaScript, launch actions,
-submit/import, rich media, XFA). The question is a form asking for one boolean, ``approve``; only
-an ``accept`` with ``approve: true`` lets the call go on. How it reaches the human depends on the
-call's era (``Asker``):
+Two actions ask first: extracting an attachment (a tool declared with ``extract_approval``,
+given ``extract``), and reading a document the security triage (``tools.security``) rates
+``high`` (JavaScript, launch actions, submit/import, rich media, XFA); the triage tools
+themselves (declared with ``triage``) never ask about risk. The question is a form asking for
+one boolean, ``approve``; only an ``accept`` with ``approve: true`` lets the call go on. How it
+reaches the human depends on the call's era (``Asker``):
 
 - handshake era (2024-11-05 .. 2025-11-25): an ``elicitation/create`` request on the call's own
   stream (``SessionAsker``), answered within ``APPROVAL_TIMEOUT_S``;
@@ -55,9 +56,12 @@ from pdf_airlock.server.app.policy import Approval
 from pdf_airlock.server.boundary.paths import Document
 from pdf_airlock.server.boundary.sanitize import clean_text
 from pdf_airlock.server.errors import ToolError
+from pdf_airlock.server.tools import security
+from pdf_airlock.server.tools.registry import TOOLS
 
 __all__ = [
     "APPROVE_SCHEMA",
+    "EXTRACT_ASKS",
     "HIGH_RISK_EXEMPT",
     "Approvals",
     "Asker",
@@ -73,7 +77,9 @@ APPROVED_MEMO: Final = 1024
 TRIAGE_MEMO: Final = 4096
 _MAX_SHOWN: Final = 200
 # Triage tools: they exist to look at a risky document before trusting it.
-HIGH_RISK_EXEMPT: Final = frozenset({"pdf_security", "pdf_info", "pdf_attachments"})
+HIGH_RISK_EXEMPT: Final = frozenset(name for name, spec in TOOLS.items() if spec.triage)
+# Tools whose ``extract`` hands an embedded file out.
+EXTRACT_ASKS: Final = frozenset(name for name, spec in TOOLS.items() if spec.extract_approval)
 _DOCUMENT_KEYS: Final = ("path", "data", "password")
 APPROVE_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -266,14 +272,14 @@ class Approvals:
         if not _asks_forms(session):
             return False
         extract = arguments.get("extract")
-        if name == "pdf_attachments" and isinstance(extract, str) and self.approval.attachments:
+        if name in EXTRACT_ASKS and isinstance(extract, str) and self.approval.attachments:
             return True
         return self.approval.high_risk and name not in HIGH_RISK_EXEMPT
 
     def gate(self, asker: Asker | None, principal: str, session_id: str) -> Gate:
         async def gate(name: str, arguments: dict[str, Any], document: Document) -> None:
             extract = arguments.get("extract")
-            if name == "pdf_attachments" and isinstance(extract, str) and self.approval.attachments:
+            if name in EXTRACT_ASKS and isinstance(extract, str) and self.approval.attachments:
                 text = (
                     f"Extract the attachment {_shown(extract)!r} from {_shown(document.display)}? "
                     "It is returned as base64 and never opened."
@@ -308,14 +314,14 @@ class Approvals:
             self._approved.popitem(last=False)
 
     async def _triage(self, arguments: dict[str, Any], document: Document) -> tuple[str, str]:
-        """``pdf_security``'s risk and reasons for this document (``ToolError`` if it fails)."""
+        """The security triage's risk and reasons for this document (``ToolError`` if it fails)."""
         key = (document.sha256, arguments.get("password") is not None)
         known = self._triaged.get(key)
         if known is not None:
             self._triaged.move_to_end(key)
             return known
         triage_args: dict[str, Any] = {name: arguments[name] for name in _DOCUMENT_KEYS if name in arguments}
-        triage = await self.app.run_on("pdf_security", triage_args, document)
+        triage = await self.app.run_on(security.TOOL.name, triage_args, document)
         structured = triage.structured_content or {}
         reasons = "; ".join(str(reason) for reason in structured.get("reasons", [])[:5])
         verdict = (str(structured.get("risk")), reasons)

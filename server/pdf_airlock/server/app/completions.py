@@ -9,7 +9,7 @@ offered only to a prefix that starts with a dot. At most ``MAX_SCANNED`` entries
 looked at.
 
 ``pages``: the page labels of the document named by the completion context's ``path`` (as a
-viewer shows them: ``iv``, ``A-1``, or the number), from ``pdf_info`` run for the caller like any
+viewer shows them: ``iv``, ``A-1``, or the number), from ``tools.info`` run for the caller like any
 call (its roots, limits, audit), so the document is opened and read in the sandbox. Only the
 last part of a comma-separated selector is completed.
 """
@@ -102,7 +102,7 @@ def complete_path(paths: PathPolicy, typed: str) -> tuple[list[str], int]:
 
 
 def complete_pages(structured: dict[str, Any], typed: str) -> tuple[list[str], int]:
-    """(values, total) for a ``pages`` selector typed so far, from a ``pdf_info`` result: the
+    """(values, total) for a ``pages`` selector typed so far, from a ``tools.info`` result: the
     labels that start its last comma-separated part (case-insensitively), in page order."""
     kept, _, last = typed.rpartition(",")
     lead = kept + "," if kept else ""

@@ -1,6 +1,6 @@
 """A long answer delivered as a resource instead of inline (``deliver: "resource"``).
 
-``pdf_read``, ``pdf_markdown`` and ``pdf_tables`` take ``deliver``. With ``"resource"`` the call
+The tools declared with a ``Delivery`` take ``deliver``. With ``"resource"`` the call
 runs the tool for its largest answer (the tool's ``Delivery.whole`` arguments: ``max_chars`` at
 its ceiling, every table), keeps the answer's text in the resource store
 (``pdf_airlock.server.app.resources``) for the calling principal, and answers with what an agent

@@ -18,7 +18,7 @@ concurrency = 8
 
 [approval]
 attachments = true         # extracting an attachment asks the human (MCP elicitation)
-high_risk = true           # so does reading a document pdf_security rates high
+high_risk = true           # so does reading a document the security triage rates high
 without_elicitation = "deny"   # a client that cannot ask: "deny", or "allow" (and audit)
 ```
 

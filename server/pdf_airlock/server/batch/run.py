@@ -3,13 +3,12 @@
 Runs one tool over many documents through the same supervisor, pool and sandbox as the MCP
 server, ``--jobs`` at a time. Writes one JSON line per document (appended, flushed per line):
 ``{"path", "sha256", "tool", "ok": true, "result": {...}}`` or ``{"path", "sha256", "tool",
-"ok": false, "error": {code, message, retryable, details}}``; tools that return images
-(``pdf_render``, ``pdf_images`` with ``extract``) add ``"images": [{"mime_type",
-"data_base64"}]``.
+"ok": false, "error": {code, message, retryable, details}}``; a tool that returns images (a
+page's picture, an extracted image) adds ``"images": [{"mime_type", "data_base64"}]``.
 
 A line holds the whole result: a paged tool's cursors are followed and its parts joined
-(``pdf_airlock.server.batch.whole``); ``pdf_read`` and ``pdf_markdown`` ask for ``max_chars`` = 2,000,000 a
-part unless given one.
+(``pdf_airlock.server.batch.whole``); a tool's declared ``batch_arguments`` are added unless given
+(the text tools ask for the largest ``max_chars`` a part).
 A document whose joined result passes ``max_document_bytes`` stops there, with ``"complete": false`` and the
 ``cursor`` to go on from (``pdf-airlock call`` takes it); it counts as ``incomplete``. Every successful line
 says ``"complete"``.
@@ -51,13 +50,15 @@ from pdf_airlock.server.batch.whole import join_part, owned, paged
 from pdf_airlock.server.config import DEFAULTS, MIB, Settings
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
-from pdf_airlock.server.tools.models import MAX_CHARS_CEILING
+from pdf_airlock.server.tools.registry import TOOLS
 
 __all__ = ["run_batch"]
 
 log = structlog.get_logger(__name__)
 # Tools whose result has RAG chunks: ``--chunks`` writes them one a line.
-CHUNKED_TOOLS: Final = frozenset({"pdf_markdown"})
+CHUNKED_TOOLS: Final = frozenset(
+    name for name, spec in TOOLS.items() if "chunks" in spec.output_model.model_fields
+)
 
 
 def _json_bytes(value: dict[str, Any]) -> int:
@@ -108,8 +109,7 @@ async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
     if digest in job.skip:
         return None
     arguments = job.arguments | {"path": resolved}
-    if job.tool in {"pdf_read", "pdf_markdown"}:
-        arguments.setdefault("max_chars", MAX_CHARS_CEILING)
+    arguments = dict(TOOLS[job.tool].batch_arguments) | arguments
     result = await job.app.call_tool(job.tool, arguments)
     line: dict[str, Any] = {"path": str(path), "sha256": digest, "tool": job.tool, "ok": not result.is_error}
     structured = result.structured_content or {}
@@ -124,7 +124,7 @@ async def _one(job: _Job, path: Path | Unlisted) -> dict[str, Any] | None:
     line.update(sha256=structured.get("sha256", digest), result=structured)
     line["complete"] = not structured.get("cursor")
     images = [block for block in result.content if block.type == "image"]
-    if images:  # pdf_render, pdf_images with extract: the PNGs themselves
+    if images:  # a rendered page, an extracted image: the PNGs themselves
         line["images"] = [{"mime_type": block.mime_type, "data_base64": block.data} for block in images]
     return line
 
@@ -215,7 +215,7 @@ async def _on_signals(in_flight: anyio.CancelScope, grace_s: float, report: Repo
 
 
 def chunk_lines(line: dict[str, Any]) -> list[dict[str, Any]]:
-    """A ``pdf_markdown`` line's RAG chunks, one record each, as a vector store ingests them:
+    """A chunked tool's line's RAG chunks, one record each, as a vector store ingests them:
     ``id`` (the document's sha256 and the chunk's number: stable, so a re-run upserts the same
     records), the document, and the chunk's text, heading path, pages and offsets."""
     result = line.get("result")
@@ -243,9 +243,9 @@ def _usage_error(tool: str, arguments: dict[str, Any], chunks: Path | None) -> b
         log.error("batch_invalid_arguments", tool=tool, message=error.message, **error.details)
         return True
     if chunks is not None and tool not in CHUNKED_TOOLS:
-        log.error(
-            "batch_invalid_arguments", tool=tool, message="--chunks needs a tool with chunks (pdf_markdown)"
-        )
+        chunked = ", ".join(sorted(CHUNKED_TOOLS))
+        message = f"--chunks needs a tool with chunks ({chunked})"
+        log.error("batch_invalid_arguments", tool=tool, message=message)
         return True
     return False
 

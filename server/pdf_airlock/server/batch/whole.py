@@ -2,7 +2,7 @@
 
 A paged tool answers one part at a time (``max_chars`` of text, ``max_items`` of a list) and
 hands out a ``cursor`` for the next. A pipeline has nobody to call again, so ``batch`` follows
-the cursors and joins the parts here: the paged list is concatenated (a ``pdf_read`` page cut at
+the cursors and joins the parts here: the paged list is concatenated (a read's page cut at
 a part's end is joined with its continuation into one page), per-part counts are summed, flags
 are or-ed, other lists a part adds to (``Paged.appended``) are concatenated, warnings are kept
 once each in order, and every other field is the first part's (the

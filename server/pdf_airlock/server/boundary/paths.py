@@ -43,7 +43,8 @@ _PSEUDO_FILESYSTEMS: Final = ("/proc", "/sys", "/dev")
 _HASH_INLINE_MAX: Final = 4 << 20  # larger files are copied and hashed in a worker thread
 _COPY_CHUNK: Final = 1 << 20
 # Copies kept for unchanged files, per policy (a served root set): a document read again, page by
-# page or after ``pdf_info``, is not copied and hashed again (bench/studies/ab_servers.py on a 90 MB file).
+# page or after a first look at its facts, is not copied and hashed again
+# (bench/studies/ab_servers.py on a 90 MB file).
 _COPIES_KEPT: Final = 16
 _COPIES_KEPT_BYTES: Final = 128 << 20
 _MAX_SHOWN_PATH: Final = 200

@@ -349,7 +349,7 @@ def _parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--chunks",
         type=Path,
-        help="pdf_markdown: also write each RAG chunk as a JSON line here (id sha256:n), for a vector store",
+        help="a tool with RAG chunks: also write each chunk as a JSON line (id sha256:n), for a vector store",
     )
     batch.add_argument("--json", dest="arguments", default="{}", help="extra tool arguments as a JSON object")
     batch.add_argument(

@@ -13,7 +13,7 @@
   is read. The body is then read up to ``max_bytes`` (``413`` past it, or at once when
   ``Content-Length`` says so) within ``--body-timeout`` of its head (``408`` and the connection
   closed), then, for a ``tools/call`` of a tool that needs more than the base scope
-  (``TOOL_SCOPES``), the principal's scopes are checked: ``403`` with
+  (``TOOL_SCOPES``: each tool's declared ``scope``), the principal's scopes are checked: ``403`` with
   ``error="insufficient_scope"`` naming the scope, as the MCP authorization spec's step-up asks.
   The body is then replayed to the SDK unchanged.
 """
@@ -39,9 +39,9 @@ from pdf_airlock.server.http.quotas import (
     opens_a_session,
     send_429,
 )
+from pdf_airlock.server.tools.registry import TOOLS
 
 __all__ = [
-    "ATTACHMENTS_SCOPE",
     "READ_SCOPE",
     "TOOL_SCOPES",
     "BodyGuard",
@@ -51,8 +51,8 @@ __all__ = [
 ]
 
 READ_SCOPE: Final = "pdf:read"  # every call of the MCP endpoint
-ATTACHMENTS_SCOPE: Final = "pdf:attachments"  # pdf_attachments: embedded files leave the document
-TOOL_SCOPES: Final[Mapping[str, str]] = {"pdf_attachments": ATTACHMENTS_SCOPE}
+# Tool -> the scope it needs beside the read scope (the tool's own ``scope``).
+TOOL_SCOPES: Final[Mapping[str, str]] = {name: spec.scope for name, spec in TOOLS.items() if spec.scope}
 
 Refused = Callable[[int], None]
 _UNICODE_ESCAPE: Final = b"\\u"

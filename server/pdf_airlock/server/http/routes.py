@@ -42,7 +42,7 @@ from pdf_airlock.server.http.admission import Admission
 from pdf_airlock.server.http.auth import AuthMiddleware, JwtVerifier
 from pdf_airlock.server.http.direct import DirectRoute, SessionWatch
 from pdf_airlock.server.http.events import EventBudget
-from pdf_airlock.server.http.guards import ATTACHMENTS_SCOPE, BodyGuard, HostGuard, OriginGuard
+from pdf_airlock.server.http.guards import TOOL_SCOPES, BodyGuard, HostGuard, OriginGuard
 from pdf_airlock.server.http.health import Health
 from pdf_airlock.server.http.metrics import Metrics
 from pdf_airlock.server.http.options import HttpOptions
@@ -77,7 +77,7 @@ def _metadata_routes(options: HttpOptions) -> tuple[list[BaseRoute], str]:
         {
             "resource": options.public_url,
             "authorization_servers": [options.auth.issuer],
-            "scopes_supported": [options.auth.required_scope, ATTACHMENTS_SCOPE],
+            "scopes_supported": [options.auth.required_scope, *sorted(set(TOOL_SCOPES.values()))],
             "resource_name": RESOURCE_NAME,
         }
     )

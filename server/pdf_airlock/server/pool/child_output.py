@@ -79,7 +79,7 @@ class ProgressLines:
 
     ``{"progress": n, "total": t}`` lines (untrusted: bounded ints, monotonic, at most total) go to
     ``callback``. With ``on_line``, ``{"selection": ...}`` and ``{"page": ...}`` lines (a streamed
-    ``pdf_read``, see ``pdf_airlock.server.tools.read_two_ended``) go to it as untrusted bytes without the
+    read, see ``pdf_airlock.server.tools.read_two_ended``) go to it as untrusted bytes without the
     newline: they are not bounded here (a page's text has no fixed size) but the pool caps the job's whole
     output at ``max_result_bytes`` and kills
     the child past it, so the buffer never holds more than that."""

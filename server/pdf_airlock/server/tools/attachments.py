@@ -122,4 +122,7 @@ TOOL = ToolSpec(
     category="security",
     rank=5,
     paged=Paged("attachments"),
+    scope="pdf:attachments",  # embedded files leave the document
+    triage=True,
+    extract_approval=True,
 )

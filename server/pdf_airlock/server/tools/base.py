@@ -3,8 +3,11 @@ tool takes from a job's validated result to its published answer.
 
 A tool module (``pdf_airlock.server.tools.<name>``) declares ``TOOL = ToolSpec(...)``: its name,
 title and description, its argument and result models, the coroutine that runs it, its
-category and rank in ``tools/list``, and, for a tool that answers in parts, how ``batch`` joins
-the parts (``Paged``). ``pdf_airlock.server.tools.registry`` finds every such module.
+category and rank in ``tools/list``, for a tool that answers in parts how ``batch`` joins the
+parts (``Paged``), and every other fact about it that some table would otherwise keep by hand:
+the OAuth scope it needs, whether the approvals ask before it runs, ``batch``'s defaults for its
+calls, and example arguments for the docs and the tests. ``pdf_airlock.server.tools.registry``
+finds every such module; everything that lists tools derives its list from there.
 """
 
 from __future__ import annotations
@@ -139,10 +142,23 @@ class Paged:
     appended: tuple[str, ...] = ()
 
 
+def _no_arguments() -> Mapping[str, Any]:
+    return {}
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """One MCP tool. ``rank`` orders ``tools/list`` (the tools an agent starts with come first);
-    ``paged`` is None for a tool that always answers whole."""
+    ``paged`` is None for a tool that always answers whole.
+
+    The rest is what the layers above read from here instead of keeping a table: ``scope``, the
+    OAuth scope a call needs beside the read scope (``pdf_airlock.server.http.guards``);
+    ``triage``, a tool for looking at a risky document before trusting it, which the high-risk
+    approval never asks about (``pdf_airlock.server.app.approvals``); ``extract_approval``, an
+    ``extract`` hands an embedded file out, which the attachment approval asks about;
+    ``batch_arguments``, what ``batch`` adds to every call unless given
+    (``pdf_airlock.server.batch.run``); ``example``, arguments beside the document that make a
+    meaningful call (the tests' calls of every tool take its required arguments from here)."""
 
     name: str
     title: str
@@ -154,6 +170,11 @@ class ToolSpec:
     rank: int
     paged: Paged | None = None
     delivery: Delivery | None = None
+    scope: str | None = None
+    triage: bool = False
+    extract_approval: bool = False
+    batch_arguments: Mapping[str, Any] = field(default_factory=_no_arguments)
+    example: Mapping[str, Any] = field(default_factory=_no_arguments)
 
     def to_mcp(self) -> types.Tool:
         meta: dict[str, Any] = {CATEGORY_META: self.category}
@@ -237,9 +258,9 @@ def published(
 
 
 def learn_page_count(runner: JobRunner, document: Document, page_count: int) -> None:
-    """A ``pdf_read`` of the whole document selects ``page_count`` pages: PDFium's count, which
-    this tool's child reported as a read's forward child would (``tools.page_counts``). A read
-    after ``pdf_info``, ``pdf_search`` or ``pdf_render`` then starts both its children at once."""
+    """A read of the whole document (``tools.read``) selects ``page_count`` pages: PDFium's count,
+    which this tool's child reported as a read's forward child would (``tools.page_counts``). A
+    read after such a tool then starts both its children at once."""
     for engine in READ_ENGINES:
         runner.selections.put((document.sha256, engine, None), page_count)
 

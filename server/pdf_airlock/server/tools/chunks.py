@@ -1,4 +1,4 @@
-"""RAG chunks of a ``pdf_markdown`` answer: consecutive slices of its Markdown, each with the
+"""RAG chunks of a Markdown answer (``tools.markdown``): consecutive slices of its Markdown, each with the
 heading path it sits under and the pages it covers.
 
 A heading starts a new chunk (a section is not mixed with the one before); blocks (the parts

@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from pdf_airlock.server.boundary.paths import Document
+from pdf_airlock.server.tools import security
 from pdf_airlock.server.tools.base import (
     JobRunner,
     Paged,
@@ -71,7 +72,9 @@ class Features(UntrustedModel):
     has_forms: bool
     has_xfa: bool
     has_attachments: bool
-    has_javascript: bool = Field(description="Document-level JavaScript; see pdf_security for all of it.")
+    has_javascript: bool = Field(
+        description=f"Document-level JavaScript; see {security.TOOL.name} for all of it."
+    )
     has_outline: bool
     has_page_labels: bool
 
@@ -188,4 +191,5 @@ TOOL = ToolSpec(
     category="structure",
     rank=0,
     paged=Paged("pages", summed=("tokens_estimate", "scanned_pages")),
+    triage=True,
 )

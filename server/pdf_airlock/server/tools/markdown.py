@@ -302,4 +302,5 @@ TOOL = ToolSpec(
     rank=2,
     paged=Paged("pages", join_edge=_join_parts),
     delivery=DELIVERY,
+    batch_arguments={"max_chars": MAX_CHARS_CEILING},  # a whole document a part
 )

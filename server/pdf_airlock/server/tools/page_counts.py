@@ -7,9 +7,8 @@ child's handover and its opening of the document, then the backward child's hand
 of a ten-page read's answer. Once a document has been read, its selection's size is known here, and a later
 read of the same bytes with the same selection (another call, the next page of a cursor, the same file in
 another root) starts both children at once, or reads with one child when there are too few pages for two.
-``pdf_info``, ``pdf_search`` and ``pdf_render`` report PDFium's page count, the size of a whole-document
-selection for either engine (``pdf_airlock.server.tools.registry``), so a first read after one of them does
-too.
+The tools whose child reports PDFium's page count pass it on (``tools.base.learn_page_count``): the size of
+a whole-document selection for either engine, so a first read after one of them does too.
 
 What is kept: the document's sha256, the selection's engine and ``pages`` (the user's own
 argument, bounded by the input schema) and one number, the size a forward child reported (or the

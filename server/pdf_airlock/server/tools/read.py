@@ -192,4 +192,5 @@ TOOL = ToolSpec(
     rank=1,
     paged=Paged("pages", join_edge=_join_cut_page),
     delivery=DELIVERY,
+    batch_arguments={"max_chars": MAX_CHARS_CEILING},  # a whole document a part
 )

@@ -6,7 +6,7 @@ holds it to a byte budget). What is published is made from the pydantic models h
 
 - ``inline_refs``: local ``$ref``s replaced by the definitions they name. A jsonschema-based
   client (the Python SDK checks every ``structuredContent`` against the tool's ``outputSchema``)
-  resolves a ``$ref`` each time it meets one: once per page of a ``pdf_read`` answer, for
+  resolves a ``$ref`` each time it meets one: once per page of a text answer, for
   example; written out in place the schema is faster to check (a study, since retired, measured
   it: CHANGELOG). A definition that refers to itself stays a ``$ref`` into ``$defs``.
 - ``drop_titles``: the ``title`` keywords pydantic writes on every model and field ("Max Chars"

@@ -162,4 +162,5 @@ TOOL = ToolSpec(
     category="text",
     rank=9,
     paged=Paged("hits", summed=("pages_searched",), join_edge=_count_shared_page_once),
+    example={"query": "the"},
 )

@@ -155,4 +155,5 @@ TOOL = ToolSpec(
     run=pdf_security,
     category="security",
     rank=8,
+    triage=True,
 )

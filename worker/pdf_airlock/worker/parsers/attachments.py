@@ -18,9 +18,11 @@ from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.decrypt import attachments_locked
 from pdf_airlock.worker.pdf.opening import clean_string, open_pikepdf
 
-__all__ = ["KIND", "run", "warm_up"]
+__all__ = ["DECRYPT_WARM_ARGS", "KIND", "run", "warm_up"]
 
 KIND: Final = "pdf_attachments"
+# The job arguments of this parser's warm-up on encrypted samples (``pdf_airlock.worker.warmup``).
+DECRYPT_WARM_ARGS: Final[dict[str, Any]] = {"max_bytes": 100, "max_items": 10}
 
 
 def _safe_name(name: str) -> str:

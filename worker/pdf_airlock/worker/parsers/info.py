@@ -22,9 +22,11 @@ from pdf_airlock.worker.pdf.docfacts import feature_flags, reconcile, repair_rep
 from pdf_airlock.worker.pdf.opening import clean_string, open_document, open_pikepdf
 from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
 
-__all__ = ["KIND", "run", "warm_up"]
+__all__ = ["DECRYPT_WARM_ARGS", "KIND", "run", "warm_up"]
 
 KIND: Final = "pdf_info"
+# The job arguments of this parser's warm-up on encrypted samples (``pdf_airlock.worker.warmup``).
+DECRYPT_WARM_ARGS: Final[dict[str, Any]] = {}
 
 MAX_PAGE_ENTRIES: Final = 1000
 CHARS_PER_TOKEN: Final = 4  # a rough rule for English text with common tokenizers

@@ -32,7 +32,7 @@ from pdf_airlock.worker.pdf.layoutlines import PageLines, pdfium_page_lines
 from pdf_airlock.worker.pdf.markdown_text import render_page
 from pdf_airlock.worker.pdf.ocrpages import PageText, PageTexts, ocr_page_lines
 from pdf_airlock.worker.pdf.opening import open_document
-from pdf_airlock.worker.pdf.pages import pdfium_label, pdfium_labels, select_pages
+from pdf_airlock.worker.pdf.pages import RENDER_TOOL, pdfium_label, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT
 from pdf_airlock.worker.pdf.structure import (
     MAX_LEVEL,
@@ -153,7 +153,7 @@ class _Pages:
 
     def _image_names(self, index: int) -> list[str]:
         """The names of the images the page's content draws directly, in content order (what
-        ``pdf_images`` calls them); empty if qpdf cannot read the page."""
+        the images parser calls them); empty if qpdf cannot read the page."""
         import pikepdf
 
         try:
@@ -299,7 +299,7 @@ def _forward(
             warnings.append(f"page {index + 1}: only its first lines were read (too many text lines)")
         if not lines.lines and lines.images:
             warnings.append(
-                f"page {index + 1} has no text layer, only images (a scan?); read it with pdf_render"
+                f"page {index + 1} has no text layer, only images (a scan?); read it with {RENDER_TOOL}"
             )
         if out:  # the blank line the supervisor puts between two pages counts too
             budget -= len(PAGE_SEPARATOR)

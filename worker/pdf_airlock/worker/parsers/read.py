@@ -33,14 +33,16 @@ from pdf_airlock.worker.pdf import ocr
 from pdf_airlock.worker.pdf.layoutchars import Mender, hidden_layout_chars
 from pdf_airlock.worker.pdf.ocrpages import PageTexts
 from pdf_airlock.worker.pdf.opening import open_document
-from pdf_airlock.worker.pdf.pages import pdfium_labels, select_pages
+from pdf_airlock.worker.pdf.pages import RENDER_TOOL, pdfium_labels, select_pages
 from pdf_airlock.worker.pdf.sample import SAMPLE_HIDDEN, SAMPLE_TEXT, hidden_pdf
 from pdf_airlock.worker.pdf.textnorm import layout_text, pdfium_text, text_layer
 from pdf_airlock.worker.pdf.visibility import Withheld, page_visibility, read_text, visible_text
 
-__all__ = ["KIND", "run", "warm_up"]
+__all__ = ["DECRYPT_WARM_ARGS", "KIND", "run", "warm_up"]
 
 KIND: Final = "pdf_read"
+# The job arguments of this parser's warm-up on encrypted samples (``pdf_airlock.worker.warmup``).
+DECRYPT_WARM_ARGS: Final[dict[str, Any]] = {"max_chars": 1000}
 
 MAX_WARNINGS = 100
 _SPACES: Final = re.compile(r"[ \t]{2,}")
@@ -205,11 +207,11 @@ class _Layers:
         if layer == "unusable":
             self.warnings.append(
                 f"page {index + 1}: its text layer is unusable (glyph codes without a Unicode map); "
-                "read the page with pdf_render instead"
+                f"read the page with {RENDER_TOOL} instead"
             )
         elif layer == "none" and _has_image(self.document, index):
             self.warnings.append(
-                f"page {index + 1} has no text layer, only images (a scan?); read it with pdf_render"
+                f"page {index + 1} has no text layer, only images (a scan?); read it with {RENDER_TOOL}"
             )
 
 

@@ -28,9 +28,11 @@ from pdf_airlock.worker.pdf.opening import clean_string, open_document, open_pik
 from pdf_airlock.worker.pdf.promptlike import reads_as_instructions
 from pdf_airlock.worker.pdf.visibility import document_facts, page_visibility
 
-__all__ = ["KIND", "run", "warm_up"]
+__all__ = ["DECRYPT_WARM_ARGS", "KIND", "run", "warm_up"]
 
 KIND: Final = "pdf_security"
+# The job arguments of this parser's warm-up on encrypted samples (``pdf_airlock.worker.warmup``).
+DECRYPT_WARM_ARGS: Final[dict[str, Any]] = {}
 
 MAX_SCANNED_PAGES: Final = 500
 PREVIEW_CHARS: Final = 80

@@ -1,4 +1,4 @@
-"""Every place a PDF reader would run an action, walked for ``pdf_security``'s triage.
+"""Every place a PDF reader would run an action, walked for the security triage (``parsers.security``).
 
 Input: an untrusted document opened by pikepdf. An action (JavaScript, Launch, SubmitForm...)
 can sit on the document (/OpenAction, /AA, the JavaScript name tree), on a page (/AA), on an

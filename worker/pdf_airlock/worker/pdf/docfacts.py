@@ -1,4 +1,5 @@
-"""Document-level facts for ``pdf_info``: XMP and its agreement with Info, feature flags, repairs.
+"""Document-level facts for the info parser (``parsers.info``): XMP and its agreement with Info,
+feature flags, repairs.
 
 Input: an open pikepdf document of untrusted origin. XMP is parsed by pikepdf (lxml with entity
 resolution off); every value is bounded. Nothing here decodes page content.
@@ -26,7 +27,7 @@ _WARNING_SOURCE = re.compile(r"stream <[^>]*>[,:]?\s*")  # qpdf names the input 
 _PDF_NAME = re.compile(r"/[^\s/,;:()<>\[\]{}]+")
 _REBUILT = ("reconstruct cross-reference", "reconstructing cross-reference", "xref not found")
 
-# Info key (as published by pdf_info) -> the XMP property that carries the same fact.
+# Info key (as the info parser publishes it) -> the XMP property that carries the same fact.
 _COUNTERPARTS: Final = {
     "title": "dc:title",
     "author": "dc:creator",
@@ -120,7 +121,7 @@ def _javascript(root: pikepdf.Object) -> bool:
 
 
 def feature_flags(pdf: pikepdf.Pdf, warnings: list[str]) -> dict[str, bool]:
-    """Cheap presence checks at the catalog level; ``pdf_security`` does the full inventory."""
+    """Cheap presence checks at the catalog level; the security parser does the full inventory."""
     root = pdf.Root
     flags = {
         "tagged": False,

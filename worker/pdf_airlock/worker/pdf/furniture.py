@@ -1,6 +1,6 @@
 """Page furniture: what a reader skips because it is the page's, not the text's.
 
-A stage of ``pdf_markdown``'s pipeline (lines -> furniture left out -> reading order). Input:
+A stage of the Markdown parser's pipeline (lines -> furniture left out -> reading order). Input:
 the lines of untrusted pages (``layoutlines``); nothing is assumed about them. What it leaves
 out, and counts (``Removed``: the answer's warnings say how many lines and words):
 

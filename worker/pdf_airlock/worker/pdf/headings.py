@@ -1,6 +1,6 @@
 """What makes a line a heading: section numbering, and what never is one.
 
-Part of ``pdf_markdown``'s structure stage. Input: the text of one untrusted line; nothing is
+Part of the Markdown parser's structure stage. Input: the text of one untrusted line; nothing is
 assumed about it. ``numbering`` reads the numbering schemes of real documents and gives the
 depth they say (``1`` / ``I.`` / ``Appendix A`` is 1; ``1.1`` / ``A.`` / ``II-A`` is 2; ``1.1.1``
 / ``1)`` / ``II-A1`` is 3; ``(1)`` / ``a)`` is 4); ``never_heading`` refuses captions ("Figure 3.",

@@ -1,6 +1,6 @@
 """The text lines and images of a page, with their style, from PDFium's text page.
 
-The first stages of ``pdf_markdown``'s pipeline (characters -> runs -> lines). Input: one page
+The first stages of the Markdown parser's pipeline (characters -> runs -> lines). Input: one page
 of an untrusted document, loaded by PDFium. PDFium's text page gives every character with its
 box and font size, and marks where its own reading breaks a line. Characters enter the pipeline
 in one place (``_Gatherer.add``). A line is cut again where the baseline jumps (a hyphen PDFium
@@ -19,7 +19,7 @@ Ideographs and kana stacked one under the other (vertical CJK writing) form one 
 keeps its box (measured from the top of the page), its dominant font size (weighted by
 characters) and whether it is bold or italic (from its font's weight, flags and name:
 ``Helvetica-Bold``, ``ABCDEF+Arial,Bold``), asked once per text object. Images are found
-among the page's objects, with the XObject name ``pdf_images`` lists them by when the page's
+among the page's objects, with the XObject name the images parser lists them by when the page's
 content names it directly. The work is linear in the page's characters, at most
 ``MAX_CHARS_PER_PAGE`` of them.
 """
@@ -88,7 +88,7 @@ class TextLine:
 
 @dataclass(frozen=True, slots=True)
 class PageImage:
-    """An image on the page: its XObject name (``pdf_images``'s ``name``) and box."""
+    """An image on the page: its XObject name (``parsers.images``'s ``name``) and box."""
 
     name: str
     x0: float
@@ -547,7 +547,7 @@ def pdfium_page_lines(
     page: Any, image_names: list[str], facts: DocumentFacts, cuts: VerticalRules | None = None
 ) -> PageLines:
     """The lines and images of one PDFium page, without the characters a person would not see;
-    ``image_names`` names the page's images in content order (the names ``pdf_images`` uses);
+    ``image_names`` names the page's images in content order (the names ``parsers.images`` uses);
     ``facts``: the document's, for ``pdf.visibility``; ``cuts`` part lines where a rule runs."""
     import pypdfium2.raw as pdfium_c
 

@@ -23,6 +23,7 @@ import pypdfium2.raw as pdfium_c
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf import ocr
 from pdf_airlock.worker.pdf.layoutlines import PageLines, TextLine
+from pdf_airlock.worker.pdf.pages import RENDER_TOOL
 from pdf_airlock.worker.pdf.textnorm import layout_text, text_layer
 
 __all__ = ["OCR_MODES", "PageText", "PageTexts", "image_share", "ocr_page_lines"]
@@ -98,8 +99,8 @@ class PageTexts:
         self.languages = None if named is None else [str(lang) for lang in named]
         self.limits = ocr.OcrLimits.from_job(args)
         self.warnings = warnings
-        self.with_lines = False  # keep each OCR'd page's lines (``pdf_markdown``)
-        self.with_words = False  # keep each OCR'd page's words and their boxes (``pdf_search``)
+        self.with_lines = False  # keep each OCR'd page's lines (the Markdown parser)
+        self.with_words = False  # keep each OCR'd page's words and their boxes (the search parser)
         self.read: dict[int, ocr.OcrText] = {}  # what OCR read, for the pages kept
         if self.mode != "off":
             ocr.check_languages(self.languages)
@@ -153,17 +154,17 @@ class PageTexts:
         if read.blank:
             self.warnings.append(f"page {index + 1}: the scanned page is blank (no text on it)")
         elif not found:
-            self.warnings.append(f"page {index + 1}: OCR found no text on it (a picture?); see pdf_render")
+            self.warnings.append(f"page {index + 1}: OCR found no text on it (a picture?); see {RENDER_TOOL}")
         elif read.confidence < self.limits.low_confidence:
             self.warnings.append(
                 f"page {index + 1}: OCR confidence is low ({read.confidence}/100); "
-                "check the text against pdf_render"
+                f"check the text against {RENDER_TOOL}"
             )
         return PageText(found + "\n" if found else "", "ocr", read.confidence, read.languages, read.rotation)
 
 
 def ocr_page_lines(texts: PageTexts, index: int, lines: PageLines) -> tuple[PageLines, PageText]:
-    """``pdf_markdown``'s lines of a page (``layoutlines.PageLines``) with OCR applied: when the
+    """The Markdown parser's lines of a page (``layoutlines.PageLines``) with OCR applied: when the
     ``ocr`` argument has the page read by OCR, its lines are OCR's (boxes in points, font size
     from Tesseract), so the structure census finds headings and lists in a scan by their
     sizes; the images that make up most of the page (the scan itself) are left out."""

@@ -1,4 +1,4 @@
-"""Where OCR's words are in a page's text and on the page: the ``rects`` of a ``pdf_search`` hit
+"""Where OCR's words are in a page's text and on the page: the ``rects`` of a search hit
 on a page read by OCR.
 
 Input: the text OCR read from a page of an untrusted document (as ``pdf.ocrpages`` gives it) and

@@ -22,6 +22,7 @@ from pdf_airlock.worker.contract import WorkerError
 
 __all__ = [
     "MAX_SELECTOR_PARTS",
+    "RENDER_TOOL",
     "pdfium_label",
     "pdfium_labels",
     "pikepdf_label",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 MAX_SELECTOR_PARTS: Final = 256
+# The tool that shows a page as a picture (``parsers.render``): warnings about a page whose text
+# cannot be trusted or read name it, so the agent knows where to look instead.
+RENDER_TOOL: Final = "pdf_render"
 MAX_LABEL_CHARS: Final = 64
 _PART = re.compile(r"^\s*(\d+)?\s*(-)?\s*(\d+)?\s*$")
 

@@ -2,7 +2,7 @@
 
 Input: text a document hides from its reader (``pdf.visibility``), of unknown origin. Hidden text
 is suspect whatever it says; hidden text written for a model is the prompt-injection attack
-itself, and ``pdf_security`` rates a document carrying it ``high``. The test is a small set of
+itself, and the security triage rates a document carrying it ``high``. The test is a small set of
 patterns, case-insensitive, any of which is enough:
 
 - telling a model to drop what it was told: "ignore / disregard / forget / override ... previous /

@@ -1,6 +1,6 @@
 """The reading order of a page's lines: columns and bands from the whitespace between them.
 
-A stage of ``pdf_markdown``'s pipeline (lines -> reading order). Input: the upright text lines
+A stage of the Markdown parser's pipeline (lines -> reading order). Input: the upright text lines
 of one page of an untrusted document (``layoutlines.TextLine``; text set at an angle is kept
 apart before this stage) and stand-in lines for tables; nothing is assumed about them. Output:
 runs of lines in reading order, each run one column's (or one band's) lines, read top to bottom.

@@ -50,12 +50,12 @@ def _lines(text: str) -> str:
 
 
 def pdfium_text(raw: str) -> str:
-    """PDFium's page text as ``pdf_read`` returns it."""
+    """PDFium's page text as a read returns it."""
     return _lines(raw).translate(_PDFIUM_TABLE)
 
 
 def layout_text(raw: str) -> str:
-    """pdfminer's page text as ``pdf_read`` returns it."""
+    """pdfminer's page text as a read returns it."""
     joined: str = _LINE_END_HYPHEN.sub("", _lines(raw).translate(_LIGATURES))
     return joined
 

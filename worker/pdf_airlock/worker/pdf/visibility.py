@@ -2,9 +2,9 @@
 rendered inside its crop box, and the runs that would not, each with its reason.
 
 Input: a page of an untrusted document loaded by PDFium and its text page; nothing is assumed.
-This stage runs before every consumer of page text (``pdf_read`` with either engine,
-``pdf_markdown``, ``pdf_tables``, ``pdf_search``, ``pdf_security``): each asks
-``page_visibility`` for the page and leaves out the characters it names.
+This stage runs before every consumer of page text (every parser that reads a page's text, with
+either engine, and the security inventory): each asks ``page_visibility`` for the page and
+leaves out the characters it names.
 
 The decision is grounded in rendering. A text run is hidden when drawing it changes (almost) no
 pixel of the page inside its crop box, or it lies where nothing is shown. Cheap proofs decide
@@ -14,8 +14,8 @@ objects left in doubt are decided from small renders of their regions, with and 
 glyphs (``visibility_pixels``). Operator-level facts (render mode, alpha, clip, marks) only name
 the reason. Kept, always: an invisible text layer over an image that shows ink there (a
 searchable scan), light or coloured text with contrast against what lies beneath it, small but
-legible print. Text of annotations and form fields is not page content: ``pdf_annotations`` and
-``pdf_forms`` report it.
+legible print. Text of annotations and form fields is not page content: their own parsers
+(``parsers.annotations``, ``parsers.forms``) report it.
 
 Speed: the census costs a few PDFium calls per page object and nothing on a page without text;
 rows "visibility check" in docs/performance.md (``bench/visibility.py``).
