@@ -141,7 +141,7 @@ async def test_a_child_that_grew_too_much_is_not_kept() -> None:
         small = await fault(pool, 10, share, mode="hold_memory", mb=8)
         reused = await fault(pool, 10, share, mode="hold_memory", mb=LIMITS.memory_bytes // 3 >> 20)
         fresh = await fault(pool, 10, share, mode="remember", value=1)
-    assert small.pid == reused["pid"] != fresh["pid"]
+    assert small["pid"] == reused["pid"] != fresh["pid"]
     assert fresh["seen"] is None
 
 
@@ -245,7 +245,7 @@ async def test_a_lingering_child_is_killed_when_another_key_takes_its_place() ->
         other = await fault(pool, 10, "client\n/root-b", mode="remember", value=1)
         assert await gone(lingering["pid"])
     assert soft == hard  # it did lift its soft limit to the hard one
-    assert other.pid != lingering["pid"]
+    assert other["pid"] != lingering["pid"]
 
 
 async def test_a_lingering_child_is_killed_when_the_spec_changes() -> None:

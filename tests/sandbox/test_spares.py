@@ -4,6 +4,7 @@ The pools here keep one spare per worker (the default keeps one more) so counts 
 
 from __future__ import annotations
 
+import array
 import functools
 import json
 import os
@@ -279,3 +280,34 @@ async def test_batch_spares_are_cold(docs: Path) -> None:
             assert (await run(pool, docs / "hello.pdf", READ_ARGS))["pages"][0]["page"] == 1
     # The kept heap alone is 1 MiB of fresh pages (256 faults); the warm-up parse adds hundreds.
     assert faults[True] - faults[False] > 400, faults
+
+
+def test_zygote_refuses_a_job_it_cannot_read_and_drops_other_nonsense() -> None:
+    """A job without its shape (``contract.Job``) is refused by its id and its fds closed; an
+    order without its shape is dropped; neither raises in the zygote's loop."""
+    control, supervisor = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    zygote = Zygote(control, {}, frozenset({"pdf_read"}))
+    read_fd, write_fd = os.pipe()
+    try:
+        bad_job = json.dumps({"op": "job", "id": 9, "kind": "pdf_read", "args": {}, "limits": {}}).encode()
+        supervisor.sendmsg(
+            [bad_job], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [read_fd, write_fd]))]
+        )
+        zygote.handle_control()
+        for nonsense in (b'{"op": "kill"}', b'{"op": "retire", "id": "x", "grace_s": 1}', b"not json"):
+            supervisor.send(nonsense)
+            zygote.handle_control()
+        supervisor.setblocking(False)
+        replies = [json.loads(supervisor.recv(4096))]
+        with pytest.raises(BlockingIOError):
+            supervisor.recv(4096)
+    finally:
+        zygote.selector.close()
+        os.close(zygote.wake_read)
+        os.close(zygote.wake_write)
+        control.close()
+        supervisor.close()
+        os.close(read_fd)
+        os.close(write_fd)
+    assert replies == [{"op": "refused", "id": 9}]
+    assert zygote.children == {} and zygote.spare_key is None

@@ -233,6 +233,12 @@ def _keep_heap(size: int) -> bool:
     return True
 
 
+def _warm_job(limits: Limits) -> Job:
+    """The warm-up's job, written and read back as a job message is."""
+    sent = Job(0, _WARM_KIND, dict(_WARM_ARGS), limits, {}, _WARM_DEADLINE_S, _WARM_DEADLINE_S)
+    return Job.from_wire(sent.to_wire())
+
+
 def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
     """The job's path once, inside the sandbox, over a trusted one-page document: the decode caps,
     a job message's JSON, the parse and the envelope's encoding. Their first-touch costs (copy-on-
@@ -240,8 +246,7 @@ def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
     job repeats each step itself. Best effort: the job runs either way."""
     try:
         _apply_limits(limits)
-        sent = Job(0, _WARM_KIND, dict(_WARM_ARGS), limits, {}, _WARM_DEADLINE_S, _WARM_DEADLINE_S)
-        job = Job.from_wire(sent.to_wire())
+        job = _warm_job(limits)
         result = get_parser(job.kind)(warm_pdf, dict(job.args))
         _encode(Answer(result), limits.max_result_bytes)
     except Exception:  # noqa: S110 - an optimisation only; the job reports its own errors
