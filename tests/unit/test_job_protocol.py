@@ -112,6 +112,7 @@ def test_a_report_without_its_shape_is_a_protocol_error(message: Any) -> None:
         b"",
         b"\xff",
         b"[]",
+        b"[" * 100_000,
         b"null",
         b'{"op": "shutdown"}',
         b'{"op": 1}',

@@ -181,7 +181,7 @@ def _object(untrusted: object, what: str) -> dict[str, Any]:
 def _parse(data: bytes, what: str) -> dict[str, Any]:
     try:
         untrusted = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # nested past the parser's depth
         raise ProtocolError(f"{what}: not JSON") from exc
     return _object(untrusted, what)
 

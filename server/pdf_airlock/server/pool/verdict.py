@@ -71,7 +71,7 @@ def classify(outcome: JobOutcome, memory_budget: int, deadline_s: float) -> dict
     if untrusted_envelope is None:
         try:
             untrusted_envelope = json.loads(outcome.untrusted_output)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # nested past the parser's depth
             raise ToolError("crashed", "the job child returned unreadable output") from exc
     try:
         untrusted_reply = decode_reply(untrusted_envelope)
