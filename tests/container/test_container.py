@@ -77,7 +77,7 @@ def shared(docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def shipped_ocr_languages() -> list[str]:
     """``OCR_LANGUAGES`` of scripts/container.sh: the tesseract-ocr-<lang> packages of the image."""
-    script = (Path(__file__).resolve().parent.parent / "scripts" / "container.sh").read_text()
+    script = (Path(__file__).resolve().parents[2] / "scripts" / "container.sh").read_text()
     line = next(line for line in script.splitlines() if line.startswith("OCR_LANGUAGES="))
     return line.split("=", 1)[1].strip('"').split()
 

@@ -364,7 +364,7 @@ async def test_sandboxed_spare_holds_no_writable_code(docs: Path) -> None:
     """The PROT_EXEC rule keeps new code out; it also needs the zygote to hand down no writable
     and executable page (a ctypes closure made in its warm-up would be one: the fallback fonts'
     callbacks are, until the zygote seals them read-and-execute in a memfd,
-    ``pdf_airlock.worker.fonts.closures``). Checked from outside on a live spare, sandboxed and
+    ``pdf_airlock.worker.memory.closures``). Checked from outside on a live spare, sandboxed and
     warmed, waiting for its job."""
     async with Pool(1, 4, 60, 1, spares=1) as pool:
         await _parse(pool, docs / "hello.pdf", "pdf_read", {"max_chars": 100})  # spares for these limits

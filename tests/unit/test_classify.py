@@ -21,6 +21,7 @@ from pdf_airlock.server.pool.verdict import classify
 
 BUDGET = 1000 * 1024 * 1024  # the job's memory budget (RLIMIT_AS), bytes
 NEAR_KB = 450 * 1024  # peak RSS exactly 0.45 x BUDGET, in kB as rusage reports it
+ZYGOTE_KB = 460 * 1024  # what a forked child inherits resident: the zygote's warm memory, kB
 DEADLINE_S = 2.5
 UNNAMED_SIGNAL = 32  # glibc keeps it for threads: no name in signal.Signals
 RESULT = {"pages": [{"page": 1, "text": "ok"}]}
@@ -47,9 +48,12 @@ def outcome(
     *,
     output: bytes = ENVELOPE,
     peak_kb: int | None = None,
+    base_kb: int | None = None,
     **flags: Any,
 ) -> JobOutcome:
     rusage = {} if peak_kb is None else {"maxrss_kb": float(peak_kb), "cpu_s": 0.5}
+    if base_kb is not None:
+        rusage["base_rss_kb"] = float(base_kb)
     return JobOutcome(
         untrusted_output=output,
         output_overflow=flags.pop("output_overflow", False),
@@ -145,6 +149,24 @@ def test_the_same_death_below_the_threshold_is_a_crash(sig: signal.Signals) -> N
         "crashed",
         f"the parser crashed ({sig.name})",
         details,
+    )
+
+
+@pytest.mark.parametrize("sig", MEMORY_SIGNALS, ids=lambda sig: sig.name)
+def test_what_the_child_inherited_from_the_zygote_is_not_held_against_the_budget(sig: signal.Signals) -> None:
+    """The regression: a child killed mid-parse started with the zygote's warm memory (the OCR
+    models: more than 0.45 of the budget), and its peak alone read as memory exhaustion. Only
+    what it made resident itself counts, in both directions."""
+    below, near = ZYGOTE_KB + NEAR_KB - 1, ZYGOTE_KB + NEAR_KB
+    assert refusal(outcome(signalled(sig), peak_kb=below, base_kb=ZYGOTE_KB)) == (
+        "crashed",
+        f"the parser crashed ({sig.name})",
+        {"signal": sig.name, "peak_rss_bytes": below * 1024},
+    )
+    assert refusal(outcome(signalled(sig), peak_kb=near, base_kb=ZYGOTE_KB)) == (
+        "memory_limit",
+        "the parse exhausted its memory budget",
+        {"signal": sig.name, "peak_rss_bytes": near * 1024},
     )
 
 

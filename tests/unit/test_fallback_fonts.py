@@ -1,7 +1,7 @@
 """The fallback fonts' parts on their own (``pdf_airlock.worker.fonts``): which face PDFium
 gets for a request (on faces made up here), the catalogue's files and their faces, a host
-without the files, and the callbacks' code sealed read-and-execute. The sandboxed renders are
-tests/sandbox/test_fonts.py."""
+and without the files. The callbacks' code sealed read-and-execute is tests/unit/test_closures.py;
+the sandboxed renders are tests/sandbox/test_fonts.py."""
 
 from __future__ import annotations
 
@@ -213,24 +213,3 @@ def test_without_the_font_files_latin_still_draws_and_the_status_says_why(tmp_pa
     }
     # The Greek line's μ is in PDFium's built-in faces (as "mu"); no other letter of it is.
     assert inked == {"Helvetica", "Arial bold", "Times italic", "Courier New", "Greek and Cyrillic, Noto"}
-
-
-def test_sealed_callbacks_still_answer_and_no_page_is_writable_and_executable() -> None:
-    out = _python(
-        """
-        import ctypes, json
-        from pdf_airlock.worker.fonts import closures
-        twice = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(lambda x: 2 * x)
-        address = ctypes.cast(twice, ctypes.c_void_p).value
-        before = closures.writable_code_ranges([address])
-        sealed = closures.seal([twice])
-        after = closures.writable_code_ranges([address])
-        maps = [line.split() for line in open("/proc/self/maps")]
-        holding = [fields for fields in maps if any(
-            int(fields[0].split("-")[0], 16) <= address < int(fields[0].split("-")[1], 16) for _ in [0])]
-        print(json.dumps([len(before), sealed, after, twice(21), holding[0][1], holding[0][5:]]))
-        """
-    )
-    before, sealed, after, answer, perms, path = json.loads(out)
-    assert (before, sealed, after, answer) == (1, 1, [], 42)
-    assert perms == "r-xs" and path[0].startswith("/memfd:pdf-airlock-callbacks")

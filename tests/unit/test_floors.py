@@ -39,6 +39,7 @@ FLOORS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
         ("parsers", "testing"),
         ("pdf",),
         ("sandbox", "cmaps", "fonts", "hugepages", "progress", "strict_loads", "deadline"),
+        ("memory",),  # libc's mmap at raw addresses; the zygote's ctypes callbacks sealed
         ("contract", "__init__"),
     ),
 }

@@ -357,3 +357,24 @@ def test_instructions_to_a_model_are_recognised(text: str) -> None:
 )
 def test_ordinary_hidden_text_is_not_instructions(text: str) -> None:
     assert not reads_as_instructions(text)
+
+
+@pytest.mark.timeout(20)
+def test_hundreds_of_doubtful_regions_merge_in_little_time() -> None:
+    """A page of 886 scattered doubtful runs (pdf.js's issue6127.pdf) used to hold the closest-pair
+    merge, cubic in the regions, for minutes: ``pdf_read`` timed out. Regions past a few dozen
+    merge with their neighbours first; every object stays in a region that holds its box."""
+    regions = []
+    for index in range(2000):
+        x, y = (index * 37) % 560, (index * 53) % 780
+        box = (float(x), float(y), x + 8.0, y + 6.0)
+        regions.append(visibility_pixels._Region(box, [index]))  # type: ignore[list-item]
+    boxes = {index: region.box for index, region in enumerate(regions)}
+    merged = visibility_pixels._fewer(regions)
+    assert len(merged) <= visibility_pixels.MAX_REGIONS
+    held = sorted(obj for region in merged for obj in region.objects)  # type: ignore[type-var]
+    assert held == list(range(2000))
+    for region in merged:
+        for obj in region.objects:
+            x0, y0, x1, y1 = boxes[obj]  # type: ignore[index]
+            assert region.box[0] <= x0 and region.box[1] <= y0 and x1 <= region.box[2] and y1 <= region.box[3]

@@ -467,7 +467,8 @@ class Lost(_Message):
 class Exit(_Message):
     """zygote -> supervisor: job ``id``'s child was reaped with wait ``status``; whether the
     zygote killed it at its deadline (``deadline_hit``) or on ``Kill`` (``killed``), its wall time
-    and its ``rusage`` (``utime``, ``stime`` in seconds, ``maxrss_kb``)."""
+    and its ``rusage`` (``utime``, ``stime`` in seconds, ``maxrss_kb``, and for a child killed by
+    a signal ``base_rss_kb``: what it inherited from the zygote)."""
 
     op: ClassVar = "exit"
     id: int

@@ -10,7 +10,9 @@ Why not a Python handler or the library's own deadline: CPython runs Python sign
 between bytecodes, and Tesseract's layout analysis is one long native call that looks at neither
 Python's signals nor its own ``ETEXT_DESC`` deadline (a page of 40,000 specks ran for minutes).
 The handler here is a ctypes callback made at import, in the zygote (making one maps executable
-memory, which the child's seccomp filter refuses), and installed with libc's ``signal``. When it
+memory, which the child's seccomp filter refuses), and installed with libc's ``signal``; ``seal``
+(the zygote, after its warm-up, before any fork) makes its code page read-and-execute
+(``pdf_airlock.worker.memory.closures``), so no child inherits a writable code page. When it
 runs, the interrupted code is Tesseract's or PDFium's (which hold no Python state), or, rarely,
 the interpreter itself; the handler allocates nothing of its own, writes with ``os.write`` and
 leaves with ``os._exit``, so it never returns into what it interrupted.
@@ -29,7 +31,9 @@ import signal
 from collections.abc import Iterator
 from typing import Any, Final
 
-__all__ = ["armed", "enable", "enabled", "error_envelope"]
+from pdf_airlock.worker.memory import closures
+
+__all__ = ["armed", "enable", "enabled", "error_envelope", "seal"]
 
 _EXIT_ANSWERED: Final = 0  # as after any envelope: the supervisor judges the envelope
 _state: dict[str, Any] = {"result_fd": -1, "close_fd": -1, "envelope": b""}
@@ -55,6 +59,12 @@ _libc.signal.restype = ctypes.c_void_p
 _libc.signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
 _HANDLER: Final = ctypes.CFUNCTYPE(None, ctypes.c_int)(_on_alarm)  # kept for the process's life
 _HANDLER_ADDRESS: Final = ctypes.cast(_HANDLER, ctypes.c_void_p).value
+
+
+def seal() -> int:
+    """Make the handler's code page read-and-execute (``closures.seal``); the number of
+    mappings sealed (0 once done)."""
+    return closures.seal([_HANDLER])
 
 
 def enable(result_fd: int, close_fd: int = -1) -> None:

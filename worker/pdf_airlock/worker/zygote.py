@@ -102,6 +102,21 @@ _STARVED_SHARE: Final = 0.5
 _MIN_EXTENSION_S: Final = 0.25
 _UTIME_FIELD: Final = 11  # /proc/PID/stat after the command name: utime, then stime (man 5 proc)
 _CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
+_PAGE_KB: Final = os.sysconf("SC_PAGE_SIZE") // 1024
+_STATM_BYTES: Final = 256  # seven decimal page counts
+
+
+def _anonymous_rss_kb() -> int:
+    """The zygote's anonymous resident memory, kB (``/proc/self/statm``: resident less file and
+    shared pages). A forked child starts with exactly these pages resident (fork copies the
+    page tables of anonymous memory, not of files), so a child's peak RSS less this is what its
+    own work made resident: what the verdict compares with the job's memory budget."""
+    fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        resident, shared = (int(field) for field in os.read(fd, _STATM_BYTES).split()[1:3])
+    finally:
+        os.close(fd)
+    return (resident - shared) * _PAGE_KB
 
 
 @dataclass(slots=True)
@@ -462,6 +477,8 @@ class Zygote:
                 return
             self.discarded.discard(pid)
             rusage = {"utime": usage.ru_utime, "stime": usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+            if os.WIFSIGNALED(status):  # the verdict may ask how much of the peak was its own
+                rusage["base_rss_kb"] = _anonymous_rss_kb()
             child = self.children.pop(pid, None)
             if pid in self.residents:  # it exited between jobs, or after a job not yet ``assigned``
                 del self.residents[pid]
@@ -515,12 +532,14 @@ def main() -> None:
     # the pool in order), but the supervisor's session: see pdf_airlock.worker.sandbox.process.detach.
     os.setpgid(0, 0)
     started = time.monotonic()
-    from pdf_airlock.worker import fonts
+    from pdf_airlock.worker import deadline, fonts
     from pdf_airlock.worker.hugepages import collapse_warm_memory
     from pdf_airlock.worker.warmup import warm_up
 
     warm_up()
-    fonts.seal()  # before any fork: no child may hold a writable code page
+    # Before any fork: no child may hold a writable code page (pdf_airlock.worker.memory.closures).
+    deadline.seal()
+    fonts.seal()
     kinds = _KINDS
     # The test-only switch (docs/security.md): set in the server's environment by the test suite,
     # never by a request or a document. It adds the escape and fault job kinds and lets a job

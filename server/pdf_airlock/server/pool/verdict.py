@@ -1,13 +1,14 @@
 """Judging a finished job: exit status and untrusted output become a result dict or a ToolError.
 
 Classification (DESIGN.md, "Errors"): a deadline kill is ``timeout``; SIGXCPU is ``cpu_limit``;
-SIGSYS is ``sandbox_violation``; a memory-exhaustion death (an abort or kill with peak RSS near
-the budget) is ``memory_limit``; other signals are ``crashed``; output over the cap is
-``output_limit``; unreadable output, or a reply without the shape of ``contract.Reply``, is
-``crashed``. Only a clean exit with a well-formed reply yields a result, which is still
-untrusted until the tool's model validates it. A job answered on a complete envelope before its
-exit was reaped (``status`` None, see ``pdf_airlock.server.pool.pool``) is judged by that
-envelope alone; every job without one is classified by its exit status as above.
+SIGSYS is ``sandbox_violation``; a memory-exhaustion death (an abort or kill whose own peak RSS,
+above what it inherited from the zygote, is near the budget) is ``memory_limit``; other signals
+are ``crashed``; output over the cap is ``output_limit``; unreadable output, or a reply without
+the shape of ``contract.Reply``, is ``crashed``. Only a clean exit with a well-formed reply
+yields a result, which is still untrusted until the tool's model validates it. A job answered
+on a complete envelope before its exit was reaped (``status`` None, see
+``pdf_airlock.server.pool.pool``) is judged by that envelope alone; every job without one is
+classified by its exit status as above.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ from pdf_airlock.worker.contract import Answer, Failure, ProtocolError, decode_r
 
 __all__ = ["classify"]
 
-# Under RLIMIT_AS a failing allocation is usually a buffer doubling past the budget, so the
-# resident peak at that moment is about half the budget: an abort-like death at or above this
+# The budget is address space above the forked child's own (RLIMIT_AS, see
+# pdf_airlock.worker.sandbox.rlimits). A failing allocation under it is usually a buffer doubling
+# past the budget, so what the child itself made resident at that moment is about half the budget:
+# an abort-like death whose peak RSS, less what the child started with (``base_rss_kb``, the
+# zygote's anonymous memory: Tesseract's models alone are hundreds of MiB), is at or above this
 # share of the budget is reported as memory exhaustion rather than a crash.
 _MEMORY_NEAR_BUDGET: Final = 0.45
 _EXIT_SANDBOX_FAILED: Final = 71
@@ -37,12 +41,13 @@ _MEMORY_SIGNALS: Final = frozenset(
 def _signal_error(sig: int, outcome: JobOutcome, memory_budget: int) -> ToolError:
     name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
     peak = int(outcome.rusage.get("maxrss_kb", 0)) * 1024
+    inherited = int(outcome.rusage.get("base_rss_kb", 0)) * 1024
     details = {"signal": name, "peak_rss_bytes": peak}
     if sig == signal.SIGXCPU:
         return ToolError("cpu_limit", "the parse used up its CPU-time budget", details)
     if sig == signal.SIGSYS:
         return ToolError("sandbox_violation", "the parser attempted a forbidden system call", details)
-    if sig in _MEMORY_SIGNALS and peak >= _MEMORY_NEAR_BUDGET * memory_budget:
+    if sig in _MEMORY_SIGNALS and peak - inherited >= _MEMORY_NEAR_BUDGET * memory_budget:
         return ToolError("memory_limit", "the parse exhausted its memory budget", details)
     return ToolError("crashed", f"the parser crashed ({name})", details)
 

@@ -9,7 +9,7 @@ warm-up) puts this package's interface in its place (``serving``): the catalogue
 and Thai, from Debian's fonts-noto-core and fonts-noto-cjk) held in memory (``store``), and
 faces chosen as PDFium chooses them (``matching``), in the zygote, in every job child and in any
 process that calls ``install``. ``seal`` (the zygote, after its warm-up) makes the callbacks'
-code read-only (``closures``).
+code read-only (``pdf_airlock.worker.memory.closures``).
 
 Missing files are skipped: with none installed, PDFium draws such text with its built-in Latin
 faces only, in the child and in-process alike, and ``pdf-airlock self-test`` says so.
@@ -80,9 +80,9 @@ def installed() -> Installed | None:
 
 
 def seal() -> int:
-    """Make the installed callbacks' code pages read-and-execute (``closures``); the number of
+    """Make the installed callbacks' code pages read-and-execute (``memory.closures``); the number of
     mappings sealed."""
-    from pdf_airlock.worker.fonts.closures import seal as seal_closures
+    from pdf_airlock.worker.memory.closures import seal as seal_closures
 
     done = installed()
     if done is None:

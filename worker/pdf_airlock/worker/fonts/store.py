@@ -23,7 +23,7 @@ import stat
 from dataclasses import dataclass
 from typing import Final
 
-from pdf_airlock.worker.fonts.memory import map_at
+from pdf_airlock.worker.memory import map_at
 
 __all__ = ["LARGE_FILE_BYTES", "MappedFile", "load", "map_file"]
 

@@ -21,7 +21,8 @@ and handed to Tesseract as raw pixels (no image decoder of Leptonica runs on doc
    band of its lines (``PROBES``), in case OSD named the wrong script.
 4. **Reading.** Each language's Tesseract reads the whole image; the readings of several named
    languages are merged line by line, each line from the surest (``pdf.ocrpass``). A reading
-   that is all noise (mean confidence under ``NOISE_CONFIDENCE``) counts as a blank page.
+   that is all noise (mean confidence under ``NOISE_CONFIDENCE``) reads as nothing: a blank page
+   when its ink is sparse (specks: ``MAX_SPECKS_INK_SHARE``), else a picture with no text in it.
 
 The page's whole OCR (rendering, OSD, every reading, layout analysis included) runs under its
 deadline (``page_timeout_ms``): in a job child by the child's own clock (``worker.deadline``),
@@ -81,7 +82,7 @@ TESSDATA_DIRS: Final = (
 )
 OSD_DATA: Final = "osd"
 _NOT_LANGUAGES: Final = frozenset({OSD_DATA, "equ"})  # orientation/script and equation data
-NOISE_CONFIDENCE: Final = 30  # a reading this unsure of every word is noise: a blank page
+NOISE_CONFIDENCE: Final = 30  # a reading this unsure of every word is noise, not text
 UNSURE: Final = 80  # a reading under this mean confidence is checked: turned? another script?
 PROBE_LINES: Final = 2  # lines of an unsure reading that the probes read
 PROBE_PAD: Final = 8  # pixels above and below the probed lines
@@ -369,15 +370,16 @@ def recognise(
     with deadline.armed(seconds, envelope):
         ocr = _Page(page, page_number, limits, scan)
         dpi = round(ocr.dpi, 2)
-        if not ocrimage.has_ink(ocr.image):
+        ink = ocrimage.ink_share(ocr.image)
+        if ink < ocrimage.MIN_INK_SHARE:
             return OcrText("", 0, dpi, (), blank=True)
         if requested is None:
             reading, used = _read_detected(ocr)
         else:
             reading, used = _read_named(ocr, requested), requested
         rotation = ocr.image.rotation
-        if not reading.lines or reading.confidence < NOISE_CONFIDENCE:
-            return OcrText("", 0, dpi, (), rotation=rotation, blank=True)
+        if not reading.lines or reading.confidence < NOISE_CONFIDENCE:  # specks, or a picture
+            return OcrText("", 0, dpi, (), rotation=rotation, blank=ink <= ocrimage.MAX_SPECKS_INK_SHARE)
         kept = [line.language for line in reading.lines]
         languages_used = tuple(lang for lang in used if lang in kept) or tuple(used[:1])
         words = _words(reading) if with_words else ()

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from pdf_airlock.worker.contract import WorkerError
 
-__all__ = ["Image", "has_ink", "render", "scale_for", "to_page"]
+__all__ = ["Image", "ink_share", "render", "scale_for", "to_page"]
 
 POINTS_PER_INCH: Final = 72.0
 # A page is a scan, read at its image's own resolution, when one image covers this much of it.
@@ -31,6 +31,10 @@ _IMAGE_DEPTH: Final = 4
 # blank (at 300 dpi on a Letter page, about 1,700 pixels: a character or two of body text).
 INK_LEVEL: Final = 128
 MIN_INK_SHARE: Final = 0.0002
+# A page OCR reads nothing sure on is an empty sheet with specks on it (dust, grain: blank) when
+# under this share of it is ink, and a picture with no text in it when more is: a page of dense
+# body text is about a tenth ink (first pages of the pdf.js corpus at 150 dpi: 0.094 at most).
+MAX_SPECKS_INK_SHARE: Final = 0.15
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +112,8 @@ def render(page: Any, page_number: int, scale: float, rotation: int) -> Image:
 _INK: Final = bytes(1 if value < INK_LEVEL else 0 for value in range(256))
 
 
-def has_ink(image: Image) -> bool:
+def ink_share(image: Image) -> float:
+    """The share of ``image``'s pixels that are ink (darker than ``INK_LEVEL``)."""
     if image.stride == image.width:
         dark = image.pixels.translate(_INK).count(1)
     else:
@@ -116,7 +121,7 @@ def has_ink(image: Image) -> bool:
             image.pixels[row : row + image.width].translate(_INK).count(1)
             for row in range(0, image.stride * image.height, image.stride)
         )
-    return dark >= MIN_INK_SHARE * image.width * image.height
+    return dark / max(1, image.width * image.height)
 
 
 def to_page(page: Any, image: Image) -> tuple[float, float, float, float, float, float]:

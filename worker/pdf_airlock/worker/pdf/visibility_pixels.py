@@ -102,6 +102,7 @@ _CELL_GROW_PX: Final = 2.0  # pixels added around a cell for the ink test (and 1
 _MAX_CELL_PT: Final = 72.0  # how far an ink test's region reaches past a flat object
 _TWIN_PT: Final = 0.5  # two text objects whose boxes agree to this are drawn in one place
 _MERGE_GAP_PT: Final = 12.0
+_MANY_REGIONS: Final = 32  # past this, neighbours merge in pairs before the closest-pair search
 _CHEAP_MERGE_PT2: Final = 72.0 * 72.0  # a merge that adds less than a square inch is always worth it
 _SMALL_BOX_FACTOR: Final = 1.3  # a loose box is about 1.2 ems high
 _PAPER_PERCENTILE: Final = 0.9
@@ -264,7 +265,16 @@ def _regions(objects: list[TextObject], crop: Box) -> list[_Region]:
 
 def _fewer(regions: list[_Region]) -> list[_Region]:
     """Merges the two regions whose union adds the least area, while it adds little or there
-    are more than ``MAX_REGIONS``: every render costs a walk of the page's objects."""
+    are more than ``MAX_REGIONS``: every render costs a walk of the page's objects. That search
+    is cubic in the regions, so past ``_MANY_REGIONS`` (a page of hundreds of scattered doubtful
+    runs) neighbours down the page are first merged in pairs until few are left."""
+    while len(regions) > _MANY_REGIONS:
+        regions.sort(key=lambda region: (region.box[1], region.box[0]))
+        paired = [
+            _Region(_union(first.box, second.box), first.objects + second.objects)
+            for first, second in zip(regions[0::2], regions[1::2], strict=False)
+        ]
+        regions = paired + regions[len(paired) * 2 :]
     while len(regions) > 1:
         best: tuple[float, int, int] | None = None
         for i, first in enumerate(regions):

@@ -79,6 +79,20 @@ def _exit_nonzero() -> NoReturn:
     os._exit(3)
 
 
+def _abort_past_budget() -> NoReturn:
+    """Die as native code does when an allocation fails under the memory budget (C++'s
+    ``bad_alloc`` unhandled): buffers of doubling size, each written, until one is refused, then
+    an abort. No envelope: the verdict has only the signal and the peak RSS."""
+    held = []
+    size = 1 << 20
+    try:
+        while True:
+            held.append(b"\x01" * size)
+            size *= 2
+    except MemoryError:
+        os.abort()
+
+
 # Modes that answer (a result or a typed error) and leave the child able to take another job
 # (``--documents-per-child``): what one job leaves behind, and what the next one sees of it.
 _left_behind: dict[str, Any] = {}
@@ -151,6 +165,7 @@ MODES: Final = {
     "unknown_code": _unknown_code,
     "exit_nonzero": _exit_nonzero,
     "linger": _linger,
+    "abort_past_budget": _abort_past_budget,
 }
 
 

@@ -1,8 +1,8 @@
 """The C library's ``mmap``, ``munmap`` and ``mprotect``, at raw addresses.
 
 Python's ``mmap`` module gives no address for a read-only mapping and cannot map at a fixed
-one; the fonts (``serving``) and the callbacks' sealed code (``closures``) need both. Used in
-the zygote only.
+one; the fonts (``pdf_airlock.worker.fonts.store``) and the callbacks' sealed code
+(``closures``) need both. Used in the zygote only.
 """
 
 from __future__ import annotations
