@@ -22,6 +22,8 @@ from typing import Any, Final
 
 import anyio
 
+from pdf_airlock.worker.contract import Limits
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
@@ -36,12 +38,12 @@ from pdf_airlock.server.tools.registry import TOOLS  # noqa: E402
 from pdf_airlock.worker.contract import TEST_HOOKS_ENV  # noqa: E402
 from pdf_airlock.worker.sandbox.seccomp import ALLOWED, CONDITIONAL, EACCES_CALLS  # noqa: E402
 
-LIMITS = {
-    "memory_bytes": 512 << 20,
-    "cpu_seconds": 10,
-    "max_input_bytes": 1 << 30,
-    "max_result_bytes": 16 << 20,
-}
+LIMITS = Limits(
+    memory_bytes=512 << 20,
+    cpu_seconds=10,
+    max_input_bytes=1 << 30,
+    max_result_bytes=16 << 20,
+)
 # Every tool's job and engine with the arguments the server sends for the tool's defaults
 # (tests/tool_calls.py: from the registry, so a new tool is traced too), a pattern search where a
 # tool takes one, then each variant below for every tool that takes its argument: the variants
@@ -115,7 +117,7 @@ async def run_corpus(trace: Path, documents: list[Path]) -> None:
                 finally:
                     os.close(fd)
                 try:
-                    classify(outcome, LIMITS["memory_bytes"], 30)
+                    classify(outcome, LIMITS.memory_bytes, 30)
                     verdict = "ok"
                 except ToolError as error:
                     verdict = error.code

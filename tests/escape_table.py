@@ -15,6 +15,8 @@ from typing import Any
 
 import anyio
 
+from pdf_airlock.worker.contract import Limits
+
 os.environ["PDF_AIRLOCK_TEST_HOOKS"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -23,12 +25,12 @@ from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
 from pdf_airlock.worker.testing.escape import ATTEMPTS
 
-LIMITS = {
-    "memory_bytes": 256 << 20,
-    "cpu_seconds": 1,
-    "max_input_bytes": 1 << 20,
-    "max_result_bytes": 1 << 16,
-}
+LIMITS = Limits(
+    memory_bytes=256 << 20,
+    cpu_seconds=1,
+    max_input_bytes=1 << 20,
+    max_result_bytes=1 << 16,
+)
 DEADLINE_S = 5.0
 COLUMNS: dict[str, list[str]] = {
     "full sandbox": [],
@@ -52,7 +54,7 @@ async def run_attempt(pool: Pool, attempt: str, skip: list[str]) -> str:
             deadline_s=DEADLINE_S,
             sandbox={"skip": skip, **(SAFETY_NET if skip else {})},
         )
-        result: dict[str, Any] = classify(outcome, LIMITS["memory_bytes"], DEADLINE_S)
+        result: dict[str, Any] = classify(outcome, LIMITS.memory_bytes, DEADLINE_S)
     except ToolError as error:
         return error.code
     finally:

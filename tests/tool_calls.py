@@ -71,10 +71,8 @@ class _Recorder:
     max_result_bytes = 16 << 20
 
     def __init__(self) -> None:
-        from pdf_airlock.server.config import Settings
         from pdf_airlock.server.tools.page_counts import SelectionMemo
 
-        self.ocr_limits = Settings().ocr_limits()
         self.selections = SelectionMemo()
 
     def progress(self) -> None:

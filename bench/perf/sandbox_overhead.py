@@ -27,12 +27,12 @@ import anyio
 from bench.report import PERFORMANCE, write_block
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
-from pdf_airlock.worker.contract import TEST_HOOKS_ENV
+from pdf_airlock.worker.contract import TEST_HOOKS_ENV, Limits
 from pdf_airlock.worker.sandbox.layers import LAYERS
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LIMITS = {"memory_bytes": 1 << 30, "cpu_seconds": 10, "max_input_bytes": 1 << 20, "max_result_bytes": 1 << 16}
+LIMITS = Limits(memory_bytes=1 << 30, cpu_seconds=10, max_input_bytes=1 << 20, max_result_bytes=1 << 16)
 CONFIGS: dict[str, dict[str, Any]] = {
     "no optional layers": {"skip": ["namespaces", "landlock", "seccomp"]},
     "full sandbox (default)": {},
@@ -48,7 +48,7 @@ async def probe(pool: Pool, sandbox: dict[str, Any]) -> tuple[float, dict[str, i
         wall_ms = (time.perf_counter() - started) * 1000
     finally:
         os.close(fd)
-    result = classify(outcome, LIMITS["memory_bytes"], 10)
+    result = classify(outcome, LIMITS.memory_bytes, 10)
     return wall_ms, {k: int(v) for k, v in result["micros"].items()}
 
 

@@ -326,23 +326,24 @@ class InProcess:
     input from ``CHILD_INPUT_FD``, which points at the document's memfd for the call."""
 
     def __init__(self, settings: Settings, guard_s: float | None = IN_PROCESS_GUARD_S) -> None:
-        from pdf_airlock.worker.contract import Limits
         from pdf_airlock.worker.warmup import warm_up
 
         warm_up()  # the zygote's warm-up, so both sides run the same (patched, preloaded) code
         self.settings = settings
-        self.limits = Limits(**settings.job_limits())
+        self.limits = settings.job_limits()
         self.guard_s = guard_s
 
     def run(self, job: Job, fd: int) -> Side:
         from pdf_airlock.worker import child
+        from pdf_airlock.worker.contract import Job as JobMessage
         from pdf_airlock.worker.sandbox.layers import SandboxReport
 
         started = time.perf_counter()
         try:
             with mock.patch.object(child, "CHILD_INPUT_FD", fd), _alarm(self.guard_s):
-                envelope = child._execute({"kind": job.kind, "args": job.args}, self.limits, SandboxReport())
-                output = child._encode(envelope, self.limits.max_result_bytes)
+                message = JobMessage(0, job.kind, job.args, self.limits, {}, 0.0, 0.0)
+                reply = child._execute(message, self.limits, SandboxReport())
+                output = child._encode(reply, self.limits.max_result_bytes)
         except _Overdue:
             wall_ms = (time.perf_counter() - started) * 1000
             return Side(code="timeout", message=f"in-process guard ({self.guard_s:g} s)", wall_ms=wall_ms)

@@ -20,6 +20,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from pdf_airlock.server.pool.pool import ZYGOTE_ENV_KEYS
+from pdf_airlock.worker.contract import Limits
 
 pytestmark = pytest.mark.anyio
 
@@ -175,12 +176,12 @@ async def test_test_hooks_are_off_unless_switched_on(
     from pdf_airlock.server.pool.pool import Pool
 
     monkeypatch.delenv("PDF_AIRLOCK_TEST_HOOKS", raising=False)
-    limits = {
-        "memory_bytes": 256 << 20,
-        "cpu_seconds": 2,
-        "max_input_bytes": 1 << 20,
-        "max_result_bytes": 1 << 16,
-    }
+    limits = Limits(
+        memory_bytes=256 << 20,
+        cpu_seconds=2,
+        max_input_bytes=1 << 20,
+        max_result_bytes=1 << 16,
+    )
     fd = os.memfd_create("hooks", os.MFD_CLOEXEC)
     os.write(fd, pdfs.text_pdf(["Hooks off."]))
     try:

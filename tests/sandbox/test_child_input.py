@@ -71,16 +71,19 @@ def test_file_that_grew_after_it_was_measured_is_read_to_eof(
 
 def test_spare_warm_up_runs_every_step_of_the_job_path() -> None:
     """The warm-up swallows its errors (it is only an optimisation), so its steps are checked
-    here one by one: the job-shaped message decodes, names a parser, and the parse and the
-    envelope succeed on the trusted document each spare reads."""
+    here one by one: the job message is written and read back, names a parser, and the parse and
+    the reply succeed on the trusted document each spare reads."""
     import json
 
+    from pdf_airlock.worker.contract import Answer, Limits
     from pdf_airlock.worker.parsers import get_parser
     from pdf_airlock.worker.zygote import warm_pdf
 
-    job = json.loads(child._WARM_JOB)
-    assert job["op"] == "job" and job["kind"] == "pdf_read"
-    result = get_parser(job["kind"])(warm_pdf(), dict(job["args"]))
+    job = child._warm_job(
+        Limits(memory_bytes=1 << 28, cpu_seconds=5, max_input_bytes=CAP, max_result_bytes=CAP)
+    )
+    assert job.kind == "pdf_read"
+    result = get_parser(job.kind)(warm_pdf(), dict(job.args))
     assert result["page_count"] == 1 and "spare warm-up line" in result["pages"][0]["text"]
-    envelope = json.loads(child._encode({"ok": True, "result": result}, CAP))
+    envelope = json.loads(child._encode(Answer(result), CAP))
     assert envelope["ok"] is True and envelope["result"]["pages"] == result["pages"]

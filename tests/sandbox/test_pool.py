@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +17,16 @@ import structlog
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import ZYGOTE_ENV_KEYS, Pool
 from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.contract import Limits
 
 pytestmark = pytest.mark.anyio
 
-LIMITS = {
-    "memory_bytes": 256 << 20,
-    "cpu_seconds": 20,
-    "max_input_bytes": 1 << 30,
-    "max_result_bytes": 1 << 20,
-}
+LIMITS = Limits(
+    memory_bytes=256 << 20,
+    cpu_seconds=20,
+    max_input_bytes=1 << 30,
+    max_result_bytes=1 << 20,
+)
 READ_ARGS: dict[str, Any] = {"max_chars": 1000, "pages": "1"}
 SLOW_ARGS: dict[str, Any] = {"max_chars": 1000, "engine": "layout"}
 JOB_NAME = "airlock-job"
@@ -37,7 +39,7 @@ async def run(pool: Pool, path: Path, args: dict[str, Any], deadline: float = 20
         outcome = await pool.run("pdf_read", args, fd, limits=LIMITS, deadline_s=deadline)
     finally:
         os.close(fd)
-    return classify(outcome, LIMITS["memory_bytes"], deadline)
+    return classify(outcome, LIMITS.memory_bytes, deadline)
 
 
 def zygote_process() -> psutil.Process:
@@ -198,14 +200,14 @@ async def test_cancelled_job_child_is_killed_and_its_exit_still_audited(docs: Pa
 
 async def test_job_child_runs_at_the_configured_niceness(docs: Path) -> None:
     """Untrusted parsing yields the CPU to the supervisor: the child, spare or forked on demand,
-    runs at ``limits["nice"]`` while this process keeps its own. Zygote and child lead their own
+    runs at ``limits.nice`` while this process keeps its own. Zygote and child lead their own
     process groups (killed as a group) in this process's session: a new session is a new
     autogroup, where the kernel would schedule the child as a peer of the supervisor and count
     its niceness only against itself."""
     ours = (os.getsid(0), _autogroup("self"))
     async with Pool(1, 4, 60, 1, spares=1) as pool:
         for nice in (7, 0):
-            limits = LIMITS | {"nice": nice}
+            limits = replace(LIMITS, nice=nice)
             await run_limits(pool, docs / "hello.pdf", READ_ARGS, limits)  # spares for these limits
             zygote = await settled_zygote()
             async with anyio.create_task_group() as tg:
@@ -289,7 +291,7 @@ async def test_zygote_holds_no_descriptor_but_its_own(docs: Path) -> None:
 
 
 async def test_output_over_cap_is_output_limit(docs: Path) -> None:
-    small = dict(LIMITS, max_result_bytes=200)
+    small = replace(LIMITS, max_result_bytes=200)
     async with Pool(1, 4, 60, 1) as pool:
         fd = os.open(docs / "long.pdf", os.O_RDONLY)
         try:
@@ -297,7 +299,7 @@ async def test_output_over_cap_is_output_limit(docs: Path) -> None:
         finally:
             os.close(fd)
     with pytest.raises(ToolError) as caught:
-        classify(outcome, LIMITS["memory_bytes"], 20)
+        classify(outcome, LIMITS.memory_bytes, 20)
     assert caught.value.code == "output_limit"
 
 
@@ -357,13 +359,13 @@ async def test_limits_change_discards_the_idle_spare(docs: Path) -> None:
         await run(pool, docs / "hello.pdf", READ_ARGS)
         zygote = await settled_zygote()
         old = await idle_spares(zygote, 2)
-        other = dict(LIMITS, cpu_seconds=LIMITS["cpu_seconds"] - 1)
+        other = replace(LIMITS, cpu_seconds=LIMITS.cpu_seconds - 1)
         fd = os.open(docs / "hello.pdf", os.O_RDONLY)
         try:
             outcome = await pool.run("pdf_read", READ_ARGS, fd, limits=other, deadline_s=20)
         finally:
             os.close(fd)
-        assert classify(outcome, other["memory_bytes"], 20)["pages"][0]["page"] == 1
+        assert classify(outcome, other.memory_bytes, 20)["pages"][0]["page"] == 1
         for spare in old:
             assert await gone(spare)  # killed unused: it was sandboxed for the old limits
         new = (await idle_spares(zygote, 1))[0]

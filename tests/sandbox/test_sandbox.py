@@ -25,6 +25,7 @@ from tool_calls import every_job, job_kinds
 
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.contract import Limits
 from pdf_airlock.worker.sandbox import seccomp
 from pdf_airlock.worker.testing import escape
 
@@ -261,12 +262,12 @@ def test_escape_attempt_reaches_the_call_it_names(attempt: str, call: str) -> No
     assert json.loads(answer) == {"attempt": attempt, "outcome": "denied", "errno": "EXDEV"}
 
 
-LEGIT_LIMITS = {
-    "memory_bytes": 512 << 20,
-    "cpu_seconds": 10,
-    "max_input_bytes": 1 << 30,
-    "max_result_bytes": 16 << 20,
-}
+LEGIT_LIMITS = Limits(
+    memory_bytes=512 << 20,
+    cpu_seconds=10,
+    max_input_bytes=1 << 30,
+    max_result_bytes=16 << 20,
+)
 LEGIT_DEADLINE_S = 20.0
 LEGIT_PASSWORD = "airlock"
 LEGIT_DOCS = {
@@ -322,7 +323,7 @@ async def _parse(pool: Pool, path: Path, kind: str, args: dict[str, Any]) -> dic
         outcome = await pool.run(kind, args, fd, limits=LEGIT_LIMITS, deadline_s=LEGIT_DEADLINE_S)
     finally:
         os.close(fd)
-    return classify(outcome, LEGIT_LIMITS["memory_bytes"], LEGIT_DEADLINE_S)
+    return classify(outcome, LEGIT_LIMITS.memory_bytes, LEGIT_DEADLINE_S)
 
 
 @needs_landlock

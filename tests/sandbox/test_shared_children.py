@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +29,18 @@ from test_sandbox import RET_ALLOW, RET_KILL_PROCESS, _decide
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
+from pdf_airlock.worker.contract import Limits
 from pdf_airlock.worker.sandbox import seccomp
 from pdf_airlock.worker.zygote import Zygote, _Child
 
 pytestmark = pytest.mark.anyio
 
-LIMITS = {
-    "memory_bytes": 512 << 20,
-    "cpu_seconds": 2,
-    "max_input_bytes": 1 << 20,
-    "max_result_bytes": 1 << 20,
-}
+LIMITS = Limits(
+    memory_bytes=512 << 20,
+    cpu_seconds=2,
+    max_input_bytes=1 << 20,
+    max_result_bytes=1 << 20,
+)
 DEADLINE_S = 20.0
 BATCH = (sys.executable, "-m", "pdf_airlock.server", "batch", "pdf_read")
 
@@ -55,13 +57,13 @@ def anyio_backend() -> str:
 
 async def fault(pool: Pool, documents: int, share: str | None, **args: Any) -> dict[str, Any]:
     """One ``fault`` job in an answering mode; its result, or the ToolError it ends in."""
-    limits = LIMITS | {"documents": documents}
+    limits = replace(LIMITS, documents=documents)
     fd = os.memfd_create("shared-test", os.MFD_CLOEXEC)
     try:
         outcome = await pool.run("fault", args, fd, limits=limits, deadline_s=DEADLINE_S, share=share)
     finally:
         os.close(fd)
-    return classify(outcome, limits["memory_bytes"], DEADLINE_S)
+    return classify(outcome, limits.memory_bytes, DEADLINE_S)
 
 
 async def first_job(pool: Pool, share: str, documents: int = 10) -> None:
@@ -137,7 +139,7 @@ async def test_a_child_that_grew_too_much_is_not_kept() -> None:
     async with Pool(1, 4, 60, 1) as pool:
         await first_job(pool, share)
         small = await fault(pool, 10, share, mode="hold_memory", mb=8)
-        reused = await fault(pool, 10, share, mode="hold_memory", mb=LIMITS["memory_bytes"] // 3 >> 20)
+        reused = await fault(pool, 10, share, mode="hold_memory", mb=LIMITS.memory_bytes // 3 >> 20)
         fresh = await fault(pool, 10, share, mode="remember", value=1)
     assert small["pid"] == reused["pid"] != fresh["pid"]
     assert fresh["seen"] is None
@@ -167,12 +169,12 @@ async def test_each_job_of_a_shared_child_has_its_own_cpu_budget() -> None:
     """Three jobs of 60% of the budget each on one child: over the budget together, each within
     it. A job past the budget on its own is still ``cpu_limit``."""
     share = "client\n/root"
-    spin = LIMITS["cpu_seconds"] * 0.6
+    spin = LIMITS.cpu_seconds * 0.6
     async with Pool(1, 4, 60, 1) as pool:
         await first_job(pool, share)
         answers = [await fault(pool, 10, share, mode="spin_cpu", cpu_s=spin) for _ in range(3)]
         with pytest.raises(ToolError) as over:
-            await fault(pool, 10, share, mode="spin_cpu", cpu_s=LIMITS["cpu_seconds"] * 1.6)
+            await fault(pool, 10, share, mode="spin_cpu", cpu_s=LIMITS.cpu_seconds * 1.6)
     assert len({answer["pid"] for answer in answers}) == 1
     assert over.value.code == "cpu_limit"
 
@@ -188,7 +190,7 @@ async def test_each_job_of_a_shared_child_has_its_own_cpu_budget() -> None:
     ],
 )
 async def test_a_sharing_child_keeps_its_sandbox(attempt: str, expected: str) -> None:
-    limits = LIMITS | {"documents": 5}
+    limits = replace(LIMITS, documents=5)
     async with Pool(1, 4, 60, 1) as pool:
         fd = os.memfd_create("escape", os.MFD_CLOEXEC)
         try:
@@ -198,7 +200,7 @@ async def test_a_sharing_child_keeps_its_sandbox(attempt: str, expected: str) ->
         finally:
             os.close(fd)
         try:
-            untrusted = classify(outcome, limits["memory_bytes"], DEADLINE_S)
+            untrusted = classify(outcome, limits.memory_bytes, DEADLINE_S)
         except ToolError as error:
             assert error.code == expected
             return

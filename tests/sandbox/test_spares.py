@@ -4,11 +4,13 @@ The pools here keep one spare per worker (the default keeps one more) so counts 
 
 from __future__ import annotations
 
+import array
 import functools
 import json
 import os
 import signal
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +99,7 @@ async def test_direct_job_is_audited_under_its_spare(docs: Path) -> None:
                 if exits:
                     break
                 await anyio.sleep(0.01)
-    assert classify(outcome, LIMITS["memory_bytes"], 20)["pages"][0]["page"] == 1
+    assert classify(outcome, LIMITS.memory_bytes, 20)["pages"][0]["page"] == 1
     assert outcome.status is None  # answered on its envelope; the exit report came after
     assert [(event["event"], event["pid"], event["exit"]) for event in exits] == [
         ("job_exit", spare, "exit 0")
@@ -120,14 +122,14 @@ async def test_spare_killed_while_idle_falls_back_to_the_zygote(docs: Path) -> N
 
 
 async def test_limits_change_and_back_each_served_by_a_spare_of_its_own(docs: Path) -> None:
-    other = dict(LIMITS, cpu_seconds=LIMITS["cpu_seconds"] - 1)
+    other = replace(LIMITS, cpu_seconds=LIMITS.cpu_seconds - 1)
     async with Pool(1, 4, 60, 1, spares=1) as pool:
         await run(pool, docs / "hello.pdf", READ_ARGS)
         zygote = await settled_zygote()
         for limits, cpu in ((other, "19"), (LIMITS, "20")):
             old = [psutil.Process(pid) for pid in await held_spares(pool, zygote, 1)]
             outcome = await run_with(pool, docs / "hello.pdf", limits, deadline_s=20)
-            assert classify(outcome, limits["memory_bytes"], 20)["pages"][0]["page"] == 1
+            assert classify(outcome, limits.memory_bytes, 20)["pages"][0]["page"] == 1
             assert await gone(old[0])  # made for the other limits: discarded unused
             (new,) = await held_spares(pool, await settled_zygote(), 1)
             assert cpu_limit(new) == cpu
@@ -172,7 +174,7 @@ async def test_deadline_on_the_direct_path_is_timeout(docs: Path, monkeypatch: p
     (outcome,) = outcomes
     assert outcome.deadline_hit
     with pytest.raises(ToolError) as caught:
-        classify(outcome, LIMITS["memory_bytes"], 1)
+        classify(outcome, LIMITS.memory_bytes, 1)
     assert caught.value.code == "timeout"
 
 
@@ -222,7 +224,7 @@ def test_hand_over_skips_a_spare_that_died_and_a_new_spec_drops_them_all() -> No
         os.close(read_fd)
         os.close(write_fd)
     assert spares.pids() == [203]
-    assert spares.use_spec(spec_key(dict(LIMITS, cpu_seconds=1), {})) == generation + 1
+    assert spares.use_spec(spec_key(replace(LIMITS, cpu_seconds=1), {})) == generation + 1
     assert spares.pids() == []
     assert peers[2].recv(16) == b""
     for peer in peers[1:]:
@@ -278,3 +280,34 @@ async def test_batch_spares_are_cold(docs: Path) -> None:
             assert (await run(pool, docs / "hello.pdf", READ_ARGS))["pages"][0]["page"] == 1
     # The kept heap alone is 1 MiB of fresh pages (256 faults); the warm-up parse adds hundreds.
     assert faults[True] - faults[False] > 400, faults
+
+
+def test_zygote_refuses_a_job_it_cannot_read_and_drops_other_nonsense() -> None:
+    """A job without its shape (``contract.Job``) is refused by its id and its fds closed; an
+    order without its shape is dropped; neither raises in the zygote's loop."""
+    control, supervisor = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    zygote = Zygote(control, {}, frozenset({"pdf_read"}))
+    read_fd, write_fd = os.pipe()
+    try:
+        bad_job = json.dumps({"op": "job", "id": 9, "kind": "pdf_read", "args": {}, "limits": {}}).encode()
+        supervisor.sendmsg(
+            [bad_job], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [read_fd, write_fd]))]
+        )
+        zygote.handle_control()
+        for nonsense in (b'{"op": "kill"}', b'{"op": "retire", "id": "x", "grace_s": 1}', b"not json"):
+            supervisor.send(nonsense)
+            zygote.handle_control()
+        supervisor.setblocking(False)
+        replies = [json.loads(supervisor.recv(4096))]
+        with pytest.raises(BlockingIOError):
+            supervisor.recv(4096)
+    finally:
+        zygote.selector.close()
+        os.close(zygote.wake_read)
+        os.close(zygote.wake_write)
+        control.close()
+        supervisor.close()
+        os.close(read_fd)
+        os.close(write_fd)
+    assert replies == [{"op": "refused", "id": 9}]
+    assert zygote.children == {} and zygote.spare_key is None

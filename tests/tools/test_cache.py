@@ -20,7 +20,7 @@ import structlog
 from conftest import HELLO_PAGES, PROJECT, initialize_request, server_command
 
 from pdf_airlock.server.app.cache import KEY_BYTES, CacheKeyError, ResultCache, prepare_key_file
-from pdf_airlock.worker.contract import OCR_LIMITS, OCR_LIMITS_ARG
+from pdf_airlock.worker.contract import OcrLimits
 
 MIB = 1 << 20
 SHA = "ab" * 32
@@ -205,7 +205,7 @@ def offline_key(root: Path, pages: str) -> str:
     """An entry's key as anyone holding the PDF computes it: no secret goes into it."""
     sha256 = hashlib.sha256((root / "hello.pdf").read_bytes()).hexdigest()
     arguments = {"path": "hello.pdf", "pages": pages, "source": "hello.pdf"}
-    arguments[OCR_LIMITS_ARG] = {name: spec[0] for name, spec in OCR_LIMITS.items()}  # pdf_read may OCR
+    arguments["ocr_limits"] = OcrLimits().to_wire()  # pdf_read may OCR: its answer depends on them
     return ResultCache(0).key(sha256, "pdf_read", arguments)
 
 

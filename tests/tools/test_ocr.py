@@ -370,15 +370,25 @@ def test_ocr_limits_from_the_environment_and_out_of_range(root: Path) -> None:
         [300],
     ],
 )
-def test_the_job_child_refuses_ocr_limits_out_of_range(untrusted: object) -> None:
-    from pdf_airlock.worker.contract import WorkerError
-    from pdf_airlock.worker.pdf.ocr import OcrLimits
+def test_a_job_with_ocr_limits_out_of_range_is_refused(untrusted: object) -> None:
+    """OCR's limits are checked once, in ``OcrLimits``: when ``Settings`` is made, and when a job
+    message's ``limits`` are read (the job child or the zygote refuses the job)."""
+    from pdf_airlock.worker.contract import Job, Limits, OcrLimitError, OcrLimits, ProtocolError
 
-    assert OcrLimits.from_job({}) == OcrLimits()
-    assert OcrLimits.from_job({"ocr_limits": {"dpi": 150}}).dpi == 150
-    with pytest.raises(WorkerError) as refused:
-        OcrLimits.from_job({"ocr_limits": untrusted})
-    assert refused.value.code == "invalid_arguments"
+    limits = Limits(memory_bytes=1 << 28, cpu_seconds=5, max_input_bytes=1 << 20, max_result_bytes=1 << 20)
+    sent = json.loads(Job(7, "pdf_read", {}, limits, {}, 1.0, 1.0).to_wire())
+    assert Job.from_wire(json.dumps(sent).encode()).limits.ocr == OcrLimits()
+    del sent["limits"]["ocr"]  # absent: the defaults
+    assert Job.from_wire(json.dumps(sent).encode()).limits.ocr == OcrLimits()
+    sent["limits"]["ocr"] = {"dpi": 150}
+    assert Job.from_wire(json.dumps(sent).encode()).limits.ocr.dpi == 150
+    sent["limits"]["ocr"] = untrusted
+    with pytest.raises(ProtocolError) as refused:
+        Job.from_wire(json.dumps(sent).encode())
+    assert refused.value.job_id == 7
+    if isinstance(untrusted, dict) and "unknown" not in untrusted:
+        with pytest.raises(OcrLimitError):
+            OcrLimits(**untrusted)
 
 
 async def test_a_disk_cache_entry_made_under_other_ocr_limits_is_not_reused(

@@ -211,6 +211,7 @@ def test_a_non_zero_exit(status: int, code: str, message: str, details: dict[str
         (b"", "the job child returned unreadable output"),
         (b'{"ok": true, "result": {', "the job child returned unreadable output"),
         (b'{"ok": true, "result": {"text": "\xff"}}', "the job child returned unreadable output"),
+        (b'{"ok": true, "result": ' + b"[" * 100_000 + b"}", "the job child returned unreadable output"),
         (b"[]", "the job child returned a malformed envelope"),
         (b'"ok"', "the job child returned a malformed envelope"),
         (b'{"result": {}}', "the job child returned a malformed envelope"),
@@ -253,6 +254,7 @@ def test_an_error_envelope_with_an_unknown_code_is_internal() -> None:
         (b'{"ok": null}', False),
         (b'{"result": {}}', False),
         (b'{"ok": true, "x": "\xff"}', False),
+        (b'{"ok": ' + b"[" * 100_000 + b"}", False),
     ],
 )
 def test_complete_envelope(untrusted: bytes, complete: bool) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from pdf_airlock.worker.contract import OCR_LIMITS
+from pdf_airlock.worker.contract import Limits, OcrLimits
 
 __all__ = ["BATCH_PROGRESS_MODES", "CACHE_SCOPES", "DEFAULTS", "SERVE_LIMITS", "Limit", "Settings"]
 
@@ -195,12 +195,8 @@ class Settings:
     # Jobs one child may serve, all of one root and one client (``pdf_airlock.server.pool.spares``)
     documents_per_child: int = DEFAULTS.documents_per_child
     child_idle_s: float = DEFAULTS.child_idle_s
-    # OCR's limits, sent with every job that may OCR (names, defaults and ranges: ``OCR_LIMITS``)
-    ocr_dpi: int = OCR_LIMITS["dpi"][0]
-    ocr_min_dpi: int = OCR_LIMITS["min_dpi"][0]
-    ocr_max_pixels: int = OCR_LIMITS["max_pixels"][0]
-    ocr_page_timeout_ms: int = OCR_LIMITS["page_timeout_ms"][0]
-    ocr_low_confidence: int = OCR_LIMITS["low_confidence"][0]
+    # OCR's limits (checked in range when made), sent in every job's limits
+    ocr: OcrLimits = field(default_factory=OcrLimits)
     approval_state_ttl_s: float = DEFAULTS.approval_state_ttl_s
     # Answers delivered as resources: how long they last, memory, disk (with cache_dir), part size
     resource_ttl_s: float = DEFAULTS.resource_ttl_s
@@ -221,20 +217,17 @@ class Settings:
     auth_jwks_cooldown_s: float = SERVE_LIMITS["auth_jwks_cooldown_s"].default
     cache_scope: str = CACHE_SCOPES[0]
 
-    def ocr_limits(self) -> dict[str, int]:
-        """The job argument ``contract.OCR_LIMITS_ARG``."""
-        return {name: getattr(self, f"ocr_{name}") for name in OCR_LIMITS}
-
-    def job_limits(self) -> dict[str, int]:
-        """The limits every job's child applies to itself (``pdf_airlock.worker.sandbox.layers``)."""
-        return {
-            "memory_bytes": self.memory_bytes,
-            "cpu_seconds": self.cpu_seconds,
-            "max_input_bytes": self.max_file_bytes,
-            "max_result_bytes": self.max_result_bytes,
-            "nice": self.job_nice,
-            "documents": self.documents_per_child,
-        }
+    def job_limits(self) -> Limits:
+        """The limits every job's child applies to itself (``pdf_airlock.worker.child``)."""
+        return Limits(
+            memory_bytes=self.memory_bytes,
+            cpu_seconds=self.cpu_seconds,
+            max_input_bytes=self.max_file_bytes,
+            max_result_bytes=self.max_result_bytes,
+            nice=self.job_nice,
+            documents=self.documents_per_child,
+            ocr=self.ocr,
+        )
 
     def sandbox_spec(self) -> dict[str, object]:
         """What every job asks of its child's sandbox."""

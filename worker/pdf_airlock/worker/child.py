@@ -15,11 +15,12 @@ early, closing its socket before the envelope's EOF so the supervisor never send
 a job that failed or tripped a lazy load. docs/security.md ("What documents share") says what
 the documents of one such child share.
 
-The only way out is one JSON envelope written to the result pipe, bounded by
-``max_result_bytes``, then an explicit close of the pipe (the supervisor may answer at that EOF):
-``{"ok": true, "result": {...}}`` or ``{"ok": false, "error": {"code", "message", "details"}}``.
-The supervisor treats that envelope as untrusted. The process never returns to the zygote's
-code: every path ends in ``os._exit``.
+The job message and the reply are ``pdf_airlock.worker.contract``'s ``Job`` and ``Reply``. The
+only way out is one reply (an ``Answer`` or a ``Failure``) written to the result pipe, bounded by
+``max_result_bytes``, then an explicit close of the pipe (the supervisor may answer at that EOF).
+The supervisor treats that reply as untrusted. The job's ``limits`` are applied here: the
+sandbox's when the spare is made, qpdf's decode caps and OCR's before each parse. The process
+never returns to the zygote's code: every path ends in ``os._exit``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import traceback
 from typing import Any, Final, NoReturn
 
 from pdf_airlock.worker import deadline, progress, strict_loads
-from pdf_airlock.worker.contract import PROBE_KIND, WorkerError
+from pdf_airlock.worker.contract import PROBE_KIND, Answer, Failure, Job, ProtocolError, Reply, WorkerError
 from pdf_airlock.worker.parsers import get_parser
 from pdf_airlock.worker.probe import run_probe
 from pdf_airlock.worker.sandbox.layers import (
@@ -60,11 +61,10 @@ _DECODE_SHARE: Final = 2
 _MAX_JOB_MESSAGE: Final = 1 << 16
 _JOB_FDS: Final = 2
 _SPARE_NAME: Final = b"airlock-spare"
-# Shaped like a job message (``pdf_airlock.server.pool.pool``), for the warm-up's JSON decoding.
-_WARM_JOB: Final = (
-    b'{"op":"job","id":0,"kind":"pdf_read","args":{"max_chars":1000,"engine":"fast",'
-    b'"pages":null,"password":null},"limits":{},"sandbox":{},"deadline_s":1.0}'
-)
+# The warm-up's job: a ``pdf_read`` of the trusted one-page document.
+_WARM_KIND: Final = "pdf_read"
+_WARM_ARGS: Final = {"max_chars": 1000, "engine": "fast", "pages": None, "password": None}
+_WARM_DEADLINE_S: Final = 1.0
 _JOB_NAME: Final = b"airlock-job"
 # Heap a spare faults in and keeps for its job (at most this share of the job's memory budget),
 # carved in blocks under glibc's smallest mmap threshold (128 KiB) so they come from the heap.
@@ -86,10 +86,6 @@ _PURE_PYTHON_ENGINES: Final = ("pdfminer",)
 _PROGRAM: Final = ctypes.CDLL(None)
 
 
-def _error(code: str, message: str, details: dict[str, object] | None = None) -> dict[str, Any]:
-    return {"ok": False, "error": {"code": code, "message": message, "details": details or {}}}
-
-
 def _read_input(fd: int, max_bytes: int) -> bytes:
     """The whole input (a regular file or a memfd), read to EOF under the size cap. The first
     read asks for all of it at once: one buffer filled in place, where chunks and a join would
@@ -107,17 +103,23 @@ def _read_input(fd: int, max_bytes: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict[str, Any]:
-    kind = str(job["kind"])
-    try:
-        if kind == PROBE_KIND:
-            return {"ok": True, "result": run_probe(job["args"], report)}
-        from pdf_airlock.worker.pdf.opening import apply_decode_limits
+def _apply_limits(limits: Limits) -> None:
+    """The job's limits that a library keeps in its own globals: qpdf's decode caps, OCR's."""
+    from pdf_airlock.worker.pdf import ocr
+    from pdf_airlock.worker.pdf.opening import apply_decode_limits
 
-        apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
+    apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
+    ocr.apply_limits(limits.ocr)
+
+
+def _execute(job: Job, limits: Limits, report: SandboxReport) -> Reply:
+    try:
+        _apply_limits(limits)
+        if job.kind == PROBE_KIND:
+            return Answer(run_probe(job.args, report))
         data = _read_input(CHILD_INPUT_FD, limits.max_input_bytes)
-        parser = get_parser(kind)
-        args = dict(job["args"])
+        parser = get_parser(job.kind)
+        args = dict(job.args)
         progress.enable(bool(args.pop("report_progress", False)))
         result = parser(data, args)
     except strict_loads.LazyLoad as load:
@@ -126,35 +128,35 @@ def _execute(job: dict[str, Any], limits: Limits, report: SandboxReport) -> dict
         return _error_for(exc)
     if strict_loads.violations():  # a library caught it, and may have returned wrong text
         return _lazy_load_error(strict_loads.violations()[0])
-    return {"ok": True, "result": result}
+    return Answer(result)
 
 
-def _lazy_load_error(detail: str) -> dict[str, Any]:
-    return _error(
+def _lazy_load_error(detail: str) -> Failure:
+    return Failure(
         "internal",
         f"a parser tried to load something after sandboxing ({detail}); the zygote's warm-up must preload it",
         {"lazy_load": detail},
     )
 
 
-def _error_for(exc: Exception) -> dict[str, Any]:
+def _error_for(exc: Exception) -> Failure:
     if isinstance(exc, WorkerError):
-        return _error(exc.code, exc.message, exc.details)
+        return Failure.of(exc)
     if isinstance(exc, MemoryError):
-        return _error("memory_limit", "the document needed more memory than the job's budget")
+        return Failure("memory_limit", "the document needed more memory than the job's budget")
     if isinstance(exc, RecursionError):
-        return _error("malformed", "the document nests objects too deeply")
+        return Failure("malformed", "the document nests objects too deeply")
     if type(exc).__name__ in _ENGINE_ERRORS:  # an engine gave up on the document itself
-        return _error("malformed", f"the PDF engine could not parse the document ({type(exc).__name__})")
+        return Failure("malformed", f"the PDF engine could not parse the document ({type(exc).__name__})")
     where = _parser_frame(exc)
     engine = where.split(".", 1)[0].split(":", 1)[0]
     if engine in _PURE_PYTHON_ENGINES:
-        return _error(
+        return Failure(
             "malformed",
             f"the PDF engine could not parse the document ({engine}: {type(exc).__name__})",
             {"exception": type(exc).__name__, "frame": where},
         )
-    return _error(
+    return Failure(
         "internal",
         f"the parser failed ({type(exc).__name__} in {where}); the document may be unusual: try the "
         "other engine (engine: fast or layout), fewer pages, or pdf_render to look at the pages",
@@ -171,25 +173,26 @@ def _parser_frame(exc: BaseException) -> str:
     return where
 
 
-def _encode(envelope: dict[str, Any], max_bytes: int) -> bytes:
+def _encode(reply: Reply, max_bytes: int) -> bytes:
     try:
-        payload = json.dumps(envelope, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        payload = json.dumps(reply.wire(), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError):
-        payload = json.dumps(_error("internal", "the parser produced a result that is not JSON"))
+        payload = json.dumps(Failure("internal", "the parser produced a result that is not JSON").wire())
     encoded = payload.encode("utf-8", errors="replace")
     if len(encoded) > max_bytes:
-        limit_error = _error(
+        limit_error = Failure(
             "output_limit",
             f"the result is {len(encoded)} bytes, over the {max_bytes}-byte cap; select fewer pages",
             {"result_bytes": len(encoded), "max_result_bytes": max_bytes},
         )
-        encoded = json.dumps(limit_error).encode()
+        encoded = json.dumps(limit_error.wire()).encode()
     return encoded
 
 
-def _receive_job(spare: socket.socket, flags: int = 0, *, keep: bool = False) -> dict[str, Any] | None:
+def _receive_job(spare: socket.socket, flags: int = 0, *, keep: bool = False) -> Job | Failure | None:
     """The next job (BlockingIOError with MSG_DONTWAIT if it has not come yet); its two fds must
     land on 3 and 4. None: this spare was discarded (the supervisor or the zygote closed its socket).
+    A ``Failure``: the job message did not have its shape (the reply to write for it).
     The socket is closed here unless ``keep`` (a child that may serve another job of its input)."""
     untrusted_fds = array.array("i")
     data, ancdata, msg_flags, _addr = spare.recvmsg(
@@ -207,8 +210,10 @@ def _receive_job(spare: socket.socket, flags: int = 0, *, keep: bool = False) ->
         CHILD_RESULT_FD,
     ]:
         os._exit(EXIT_SANDBOX_FAILED)
-    job: dict[str, Any] = json.loads(data)
-    return job
+    try:
+        return Job.from_wire(data)
+    except ProtocolError as exc:
+        return Failure("internal", f"the job message is malformed ({exc})")
 
 
 def _keep_heap(size: int) -> bool:
@@ -228,31 +233,58 @@ def _keep_heap(size: int) -> bool:
     return True
 
 
+def _warm_job(limits: Limits) -> Job:
+    """The warm-up's job, written and read back as a job message is."""
+    sent = Job(0, _WARM_KIND, dict(_WARM_ARGS), limits, {}, _WARM_DEADLINE_S, _WARM_DEADLINE_S)
+    return Job.from_wire(sent.to_wire())
+
+
 def _warm_up(warm_pdf: bytes, limits: Limits) -> None:
     """The job's path once, inside the sandbox, over a trusted one-page document: the decode caps,
     a job message's JSON, the parse and the envelope's encoding. Their first-touch costs (copy-on-
     write faults on the zygote's pages, lazy set-up) are then paid before the job arrives; the
     job repeats each step itself. Best effort: the job runs either way."""
     try:
-        from pdf_airlock.worker.pdf.opening import apply_decode_limits
-
-        apply_decode_limits(limits.memory_bytes // _DECODE_SHARE)
-        job = json.loads(_WARM_JOB)
-        result = get_parser(str(job["kind"]))(warm_pdf, dict(job["args"]))
-        _encode({"ok": True, "result": result}, limits.max_result_bytes)
+        _apply_limits(limits)
+        job = _warm_job(limits)
+        result = get_parser(job.kind)(warm_pdf, dict(job.args))
+        _encode(Answer(result), limits.max_result_bytes)
     except Exception:  # noqa: S110 - an optimisation only; the job reports its own errors
         pass
 
 
+def _serve(
+    job: Job,
+    served: int,
+    limits: Limits,
+    *,
+    policy: SandboxPolicy,
+    probed: dict[str, Any],
+    report: SandboxReport,
+) -> Reply:
+    """Job number ``served`` of this child: it must match the spare's limits and sandbox (the
+    sender makes sure); from the second on the CPU budget is renewed."""
+    if job.limits != limits or SandboxPolicy.from_job(dict(job.sandbox), **probed) != policy:
+        os._exit(EXIT_SANDBOX_FAILED)
+    if served > 1:
+        renew_cpu(limits)
+    return _execute(job, limits, report)
+
+
 def run_spare(
-    parent_pid: int, spare_fd: int, spec: dict[str, Any], probed: dict[str, Any], warm_pdf: bytes | None
+    parent_pid: int,
+    spare_fd: int,
+    limits: Limits,
+    sandbox: dict[str, Any],
+    *,
+    probed: dict[str, Any],
+    warm_pdf: bytes | None,
 ) -> NoReturn:
-    """Sandbox this process for ``spec`` (limits + sandbox request), warm it unless ``warm_pdf``
+    """Sandbox this process for ``limits`` and the ``sandbox`` request, warm it unless ``warm_pdf``
     is None (a kept heap, then a warm-up parse, when no job is waiting yet), wait for one job on
     ``spare_fd``, run it, write the envelope, exit. Never returns; never runs twice."""
     try:
-        limits = Limits(**spec["limits"])
-        policy = SandboxPolicy.from_job(dict(spec.get("sandbox", {})), **probed)
+        policy = SandboxPolicy.from_job(dict(sandbox), **probed)
         if limits.nice:
             # Best effort: a container without setpriority still runs the job, at normal priority.
             with contextlib.suppress(OSError):
@@ -281,16 +313,15 @@ def run_spare(
         while job is not None:
             served += 1
             set_name(_JOB_NAME)
-            job_policy = SandboxPolicy.from_job(dict(job.get("sandbox", {})), **probed)
-            if Limits(**job["limits"]) != limits or job_policy != policy:  # the sender matches them
-                os._exit(EXIT_SANDBOX_FAILED)
-            if served > 1:
-                renew_cpu(limits)
-            envelope = _execute(job, limits, report)
-            last = served >= limits.documents or not envelope["ok"] or bool(strict_loads.violations())
+            reply = (
+                job
+                if isinstance(job, Failure)
+                else _serve(job, served, limits, policy=policy, probed=probed, report=report)
+            )
+            last = served >= limits.documents or not reply.ok or bool(strict_loads.violations())
             if keep and last:
                 spare.close()  # before the result's EOF: the supervisor then sees this child will not go on
-            progress.write_all(CHILD_RESULT_FD, _encode(envelope, limits.max_result_bytes))
+            progress.write_all(CHILD_RESULT_FD, _encode(reply, limits.max_result_bytes))
             os.close(CHILD_RESULT_FD)  # EOF now: the supervisor may answer before this exit is reaped
             if last:
                 break

@@ -2,7 +2,7 @@
 start-up learn from a real, sandboxed job child.
 
 It reads no document: the child reports the sandbox layers it entered, and, when asked, OCRs
-the trusted sample page under the probe's OCR limits and renders the fallback fonts' page
+the trusted sample page under the job's OCR limits and renders the fallback fonts' page
 (``pdf_airlock.worker.fonts.check``).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pdf_airlock.worker import fonts
-from pdf_airlock.worker.contract import OCR_LIMITS_ARG, WorkerError
+from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.parsers import read
 from pdf_airlock.worker.pdf import ocr
 from pdf_airlock.worker.pdf.sample import SAMPLE_TEXT, tiny_pdf
@@ -25,21 +25,20 @@ def run_probe(args: dict[str, Any], report: SandboxReport) -> dict[str, Any]:
     and ``fonts`` with ``args["fonts"]``."""
     probe: dict[str, Any] = {"layers": report.layers, "micros": report.micros}
     if args.get("ocr"):
-        probe["ocr"] = self_check(args)
+        probe["ocr"] = self_check()
     if args.get("fonts"):
         probe["fonts"] = fonts.self_check()
     return probe
 
 
-def self_check(args: dict[str, Any]) -> str:
+def self_check() -> str:
     """In a sandboxed child (``pdf-airlock self-test``): OCR the trusted sample page with
-    the read parser under the OCR limits in the probe's ``args`` and say how it went, as a layer
+    the read parser under the job's OCR limits (``ocr.apply_limits``) and say how it went, as a layer
     status: ``active: ...``, ``unavailable: ...`` or ``failed: ...``."""
     if not ocr.available():
         return f"unavailable: {ocr.unavailable_reason()}"
     try:
-        read_args = {"max_chars": 1000, "ocr": "force", OCR_LIMITS_ARG: args.get(OCR_LIMITS_ARG)}
-        page = read.run(tiny_pdf(), read_args)["pages"][0]
+        page = read.run(tiny_pdf(), {"max_chars": 1000, "ocr": "force"})["pages"][0]
     except WorkerError as exc:
         return f"failed: {exc.code}: {exc.message}"
     except (RuntimeError, MemoryError) as exc:

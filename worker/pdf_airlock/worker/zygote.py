@@ -3,24 +3,11 @@
 Started by the supervisor as ``python -I -m pdf_airlock.worker.zygote FD SPARES [cold]``
 (isolated mode, working directory ``/``, an allowlisted environment: only installed code loads)
 where FD is its end of a SOCK_SEQPACKET control socket. It never parses a document itself.
-Protocol (one JSON object per datagram, fds by SCM_RIGHTS):
-
-  supervisor -> zygote  {"op": "job", "id", "kind", "args", "limits", "sandbox", "deadline_s",
-                         "max_wall_s", "generation"} + [input, result]
-                        {"op": "assigned", "id", "pid", "deadline_s", "max_wall_s"}  (sent a spare its job)
-                        {"op": "kill", "id"}
-                        {"op": "released", "id", "idle_s"}  (the job's child answered and stays
-                                                             for another, at most idle_s idle)
-                        {"op": "drop", "pid"}  (a resident the supervisor closed: kill it)
-                        {"op": "retire", "id", "grace_s"}  (the job's child answered and gets no
-                                                           other job: it must exit within grace_s)
-  zygote -> supervisor  {"op": "ready", "pid", "warm_ms", "layers", "kinds"}
-                        {"op": "spare", "pid", "generation"} + [the spare's socket]
-                        {"op": "started", "id", "pid"}  or  {"op": "refused", "id"} (unknown kind)
-                        {"op": "lost", "id"}  (an assigned pid it does not know: the job never ran)
-                        {"op": "exit", "id", "status", "deadline_hit", "killed", "rusage", "wall_ms"}
-                        (rusage: "utime", "stime", "maxrss_kb", and for a child killed by a
-                        signal "base_rss_kb", what it started with: ``_anonymous_rss_kb``)
+The messages are ``pdf_airlock.worker.contract``'s (one JSON object per datagram, fds by
+SCM_RIGHTS): the supervisor sends ``Job`` (with the input and the result pipe), ``Assigned``,
+``Kill``, ``Released``, ``Drop`` and ``Retire``; the zygote answers ``Ready`` once, then
+``Spare`` (with the spare's socket), ``Started`` or ``Refused``, ``Lost`` and ``Exit``. A message
+that does not have its shape is dropped (a ``Job`` with a readable id is refused).
 
 Spares: the zygote keeps up to SPARES children forked ahead of time, each already sandboxed for
 the limits and sandbox request of the last ``job`` seen (and warmed by a tiny parse), blocked on
@@ -61,7 +48,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import json
 import os
 import selectors
 import signal
@@ -73,7 +59,28 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pdf_airlock.worker.child import run_spare
-from pdf_airlock.worker.contract import PROBE_KIND, TEST_HOOKS_ENV, TEST_KINDS, Limits
+from pdf_airlock.worker.contract import (
+    PROBE_KIND,
+    TEST_HOOKS_ENV,
+    TEST_KINDS,
+    Assigned,
+    Drop,
+    Exit,
+    Job,
+    Kill,
+    Limits,
+    Lost,
+    Order,
+    ProtocolError,
+    Ready,
+    Refused,
+    Released,
+    Report,
+    Retire,
+    Spare,
+    Started,
+    decode_order,
+)
 from pdf_airlock.worker.parsers import TOOL_KINDS
 from pdf_airlock.worker.sandbox.layers import SPARE_SOCKET_FD, SandboxPolicy
 from pdf_airlock.worker.sandbox.process import fork_bare
@@ -165,12 +172,6 @@ _SpareKey = tuple[int, Limits, frozenset[str], frozenset[str], bool]
 _KINDS: Final = frozenset(TOOL_KINDS) | {PROBE_KIND}
 
 
-def _deadlines(message: dict[str, Any]) -> tuple[float, float]:
-    """(wall budget, hard wall limit) of a job or ``assigned`` message, in seconds."""
-    budget = float(message["deadline_s"])
-    return budget, max(budget, float(message.get("max_wall_s", budget)))
-
-
 def warm_pdf() -> bytes:
     """A trusted one-page text document that each spare parses once inside its sandbox."""
     import io
@@ -232,7 +233,7 @@ class Zygote:
         self.spares: set[int] = set()  # idle spares handed to the supervisor, by pid
         self.residents: dict[int, float] = {}  # between two jobs of one input: pid -> idle deadline
         self.spare_key: _SpareKey | None = None
-        self.spare_spec: dict[str, Any] = {}
+        self.spare_spec: tuple[Limits, dict[str, Any]] | None = None
         self.generation = 0
         self.discarded: set[int] = set()  # killed spares not reaped yet
         self.spare_died = False  # an idle spare died on its own: no refill until the next job
@@ -242,8 +243,8 @@ class Zygote:
         self.selector = selectors.DefaultSelector()
         self.wake_read, self.wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 
-    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
-        payload = json.dumps(message, separators=(",", ":")).encode()
+    def send(self, message: Report, fds: list[int] | None = None) -> None:
+        payload = message.to_wire()
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
         self.control.sendmsg([payload], ancillary)
 
@@ -285,49 +286,51 @@ class Zygote:
                 fds.frombytes(payload[: len(payload) - len(payload) % _FD_ITEM_SIZE])
         if not data:
             self.shutdown()
-        message = json.loads(data)
-        if message.get("op") == "job" and len(fds) == _MAX_FDS and self.accepts(message):
+        message: Order | Refused | None
+        try:
+            message = decode_order(data)
+        except ProtocolError as exc:
+            message = None if exc.job_id is None else Refused(exc.job_id)
+        if isinstance(message, Job) and len(fds) == _MAX_FDS and self.accepts(message):
             self.start_job(message, data, fds[0], fds[1])
             return
         for fd in fds:
             os.close(fd)
-        if message.get("op") == "job":
-            self.send({"op": "refused", "id": int(message.get("id", -1))})
-        else:
+        if isinstance(message, (Job, Refused)):  # a job it does not run, or a malformed one
+            self.send(Refused(message.id))
+        elif message is not None:
             self.handle_order(message)
 
-    def handle_order(self, message: dict[str, Any]) -> None:
+    def handle_order(self, message: Order) -> None:
         """A control message about a child the zygote already has."""
-        op = message.get("op")
-        if op == "assigned":
-            self.assign(int(message["id"]), int(message["pid"]), _deadlines(message))
-        elif op == "kill":
-            self.kill_job(int(message["id"]))
-        elif op == "released":
-            self.release(int(message["id"]), float(message["idle_s"]))
-        elif op == "drop":
-            self.drop(int(message["pid"]))
-        elif op == "retire":
-            self.retire(int(message["id"]), float(message["grace_s"]))
+        if isinstance(message, Assigned):
+            budget = message.deadline_s
+            self.assign(message.id, message.pid, (budget, max(budget, message.max_wall_s)))
+        elif isinstance(message, Kill):
+            self.kill_job(message.id)
+        elif isinstance(message, Released):
+            self.release(message.id, message.idle_s)
+        elif isinstance(message, Drop):
+            self.drop(message.pid)
+        elif isinstance(message, Retire):
+            self.retire(message.id, message.grace_s)
 
-    def accepts(self, job: dict[str, Any]) -> bool:
+    def accepts(self, job: Job) -> bool:
         """A known kind, and sandbox layers skipped only with the test hooks on (``main``): the
         supervisor never asks for a skip, the escape table's columns do."""
-        sandbox = job.get("sandbox")
-        skips = isinstance(sandbox, dict) and bool(sandbox.get("skip"))
-        return job.get("kind") in self.kinds and (self.test_hooks or not skips)
+        return job.kind in self.kinds and (self.test_hooks or not job.sandbox.get("skip"))
 
-    def start_job(self, job: dict[str, Any], raw: bytes, input_fd: int, result_fd: int) -> None:
+    def start_job(self, job: Job, raw: bytes, input_fd: int, result_fd: int) -> None:
         """Run a job the supervisor had no spare for on a child forked now (its spares are all
         with the supervisor). ``started`` goes out before the child can see the job, so the
         supervisor always knows the job ran somewhere if this zygote dies right after."""
         self.use_spec(job)
         self.spare_died = False
-        job_id = int(job["id"])
+        job_id = job.id
         fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [input_fd, result_fd]))]
         try:
             spare = self.fork_spare(warm=False)
-            self.send({"op": "started", "id": job_id, "pid": spare.pid})
+            self.send(Started(job_id, spare.pid))
             try:
                 spare.sock.sendmsg([raw], fds)
             except OSError:  # it died setting up its sandbox: its exit status is the job's report
@@ -336,7 +339,7 @@ class Zygote:
             os.close(input_fd)
             os.close(result_fd)
         spare.sock.close()  # the message stays queued for the spare; it reads it, then sees EOF
-        self.track(job_id, spare.pid, _deadlines(job))
+        self.track(job_id, spare.pid, (job.deadline_s, job.max_wall_s))
 
     def assign(self, job_id: int, pid: int, deadlines: tuple[float, float]) -> None:
         """The supervisor sent an idle spare its job directly: take the child over."""
@@ -344,14 +347,14 @@ class Zygote:
         if pid in self.spares or pid in self.residents:
             self.spares.discard(pid)
             self.residents.pop(pid, None)
-            self.send({"op": "started", "id": job_id, "pid": pid})
+            self.send(Started(job_id, pid))
             self.track(job_id, pid, deadlines)
         elif pid in self.unassigned:  # reaped already: it ran its job (or died) before this came
             status, usage = self.unassigned.pop(pid)
-            self.send({"op": "started", "id": job_id, "pid": pid})
+            self.send(Started(job_id, pid))
             self.report_exit(_Child(job_id, pid, time.monotonic(), 0.0), status, usage)
         else:
-            self.send({"op": "lost", "id": job_id})
+            self.send(Lost(job_id))
 
     def release(self, job_id: int, idle_s: float, now: float | None = None) -> None:
         """The supervisor took the job's answer and keeps its child for another job of the same
@@ -387,18 +390,17 @@ class Zygote:
         self.children[pid] = _Child(job_id, pid, started, started + budget, budget, started + max_wall)
         self.by_job[job_id] = pid
 
-    def use_spec(self, job: dict[str, Any]) -> None:
+    def use_spec(self, job: Job) -> None:
         """Spares are made for the last-seen limits, sandbox request and generation; a change
         kills the idle ones (the supervisor has already closed its ends)."""
-        spec = {"limits": job["limits"], "sandbox": job.get("sandbox", {})}
-        policy = SandboxPolicy.from_job(dict(spec["sandbox"]))
-        generation = int(job.get("generation", 0))
-        key = (generation, Limits(**spec["limits"]), policy.require, policy.skip, policy.net_namespace)
+        policy = SandboxPolicy.from_job(dict(job.sandbox))
+        key = (job.generation, job.limits, policy.require, policy.skip, policy.net_namespace)
         if key != self.spare_key:
             for pid in list(self.spares):
                 self.discard(pid)
             self.unassigned.clear()  # no ``assigned`` can name a spare of an older spec now
-            self.spare_key, self.spare_spec, self.generation = key, spec, generation
+            self.spare_key, self.generation = key, job.generation
+            self.spare_spec = (job.limits, job.sandbox)
 
     def fork_spare(self, *, warm: bool) -> _Spare:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -408,9 +410,10 @@ class Zygote:
             try:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                run_spare(
-                    parent_pid, theirs.fileno(), self.spare_spec, self.probed, self.warm_pdf if warm else None
-                )
+                assert self.spare_spec is not None  # forked only once a job has set it
+                limits, sandbox = self.spare_spec
+                warm_pdf = self.warm_pdf if warm else None
+                run_spare(parent_pid, theirs.fileno(), limits, sandbox, probed=self.probed, warm_pdf=warm_pdf)
             finally:
                 os._exit(70)
         theirs.close()
@@ -434,8 +437,7 @@ class Zygote:
         """Pass the spare's socket to the supervisor and keep no copy: only the supervisor can
         send it a job, and when the supervisor drops the socket the spare reads EOF."""
         try:
-            message = {"op": "spare", "pid": spare.pid, "generation": self.generation}
-            self.send(message, [spare.sock.fileno()])
+            self.send(Spare(spare.pid, self.generation), [spare.sock.fileno()])
         finally:
             spare.sock.close()
         self.spares.add(spare.pid)
@@ -505,17 +507,8 @@ class Zygote:
             del self.unassigned[next(iter(self.unassigned))]
 
     def report_exit(self, child: _Child, status: int, rusage: dict[str, float]) -> None:
-        self.send(
-            {
-                "op": "exit",
-                "id": child.job_id,
-                "status": status,
-                "deadline_hit": child.deadline_hit,
-                "killed": child.killed,
-                "wall_ms": round((time.monotonic() - child.started) * 1000, 3),
-                "rusage": rusage,
-            }
-        )
+        wall_ms = round((time.monotonic() - child.started) * 1000, 3)
+        self.send(Exit(child.job_id, status, child.deadline_hit, child.killed, wall_ms, rusage))
 
     def shutdown(self) -> None:
         for pid in [*self.children, *self.spares, *self.residents, *self.discarded]:
@@ -576,8 +569,7 @@ def main() -> None:
         "seccomp": probed["seccomp_unavailable"] or "available",
     }
     warm_ms = round((time.monotonic() - started) * 1000, 1)
-    ready = {"op": "ready", "pid": os.getpid(), "warm_ms": warm_ms, "layers": layers, "kinds": sorted(kinds)}
-    zygote.send(ready)
+    zygote.send(Ready(os.getpid(), warm_ms, layers, tuple(sorted(kinds))))
     zygote.serve()
 
 

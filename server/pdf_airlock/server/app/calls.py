@@ -12,7 +12,7 @@ import contextvars
 import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 import mcp_types as types
@@ -35,7 +35,6 @@ from pdf_airlock.server.tools.cursors import share_key
 from pdf_airlock.server.tools.models import DeliveryInput, DocumentInput, OcrInput
 from pdf_airlock.server.tools.page_counts import SelectionMemo
 from pdf_airlock.server.tools.registry import TOOLS, ToolSpec
-from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
 __all__ = ["App", "Gate", "InputRequired", "error_result"]
 
@@ -47,6 +46,9 @@ _DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("pdf_airlock_d
 _PROGRESS: contextvars.ContextVar[ProgressFn | None] = contextvars.ContextVar(
     "pdf_airlock_progress", default=None
 )
+# The cache key's entry for OCR's limits: an answer read under other ``--ocr-*`` limits (a disk
+# entry outlives a restart) is not served.
+_OCR_LIMITS_KEY: Final = "ocr_limits"
 _PRINCIPAL: contextvars.ContextVar[str] = contextvars.ContextVar("pdf_airlock_principal", default="")
 
 
@@ -127,7 +129,6 @@ class App:
         self.settings = settings
         self.pool = pool
         self.max_result_bytes = settings.max_result_bytes
-        self.ocr_limits = settings.ocr_limits()
         self.policy = PathPolicy(settings.roots, settings.max_file_bytes)
         # The --cache-key-file secret: cursors and approval states then pass between processes
         # sharing it (``tools.cursors``, ``approval_state``).
@@ -374,7 +375,7 @@ class App:
     def _cache_key(self, spec: ToolSpec, args: Any, arguments: dict[str, Any], document: Document) -> str:
         keyed = arguments | {"source": document.display}
         if isinstance(args, OcrInput) and args.ocr != "off":  # a disk entry may outlive --ocr-* settings
-            keyed[OCR_LIMITS_ARG] = self.ocr_limits
+            keyed[_OCR_LIMITS_KEY] = self.settings.ocr.to_wire()
         # Whose calls the entry answers: this principal's only, unless --cache-scope shared.
         partition = "" if self.settings.cache_scope == "shared" else _PRINCIPAL.get()
         return self.cache.key(document.sha256, spec.name, keyed, partition)

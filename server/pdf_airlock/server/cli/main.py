@@ -20,7 +20,7 @@ import anyio
 
 from pdf_airlock.server import __version__
 from pdf_airlock.server.config import BATCH_PROGRESS_MODES, DEFAULTS, MIB, Settings
-from pdf_airlock.worker.contract import OCR_LIMITS, SANDBOX_LAYERS
+from pdf_airlock.worker.contract import OCR_LIMITS, SANDBOX_LAYERS, OcrLimitError, OcrLimits
 
 __all__ = ["main"]
 
@@ -213,18 +213,21 @@ def _shown(limit: int, factor: int) -> str:
     return str(limit) if factor == 1 else f"{limit / factor:g}"
 
 
-def _ocr_settings(ns: argparse.Namespace) -> dict[str, int]:
-    """The ``ocr_*`` fields of ``Settings``; a value out of its range is a usage error."""
-    fields: dict[str, int] = {}
-    for flag, (limit, _kind, factor, _text) in _OCR_FLAGS.items():
-        _default, lowest, highest = OCR_LIMITS[limit]
-        value = round(getattr(ns, flag.removeprefix("--").replace("-", "_")) * factor)
-        if not lowest <= value <= highest:
-            _usage(f"{flag} must be from {_shown(lowest, factor)} to {_shown(highest, factor)}")
-        fields[f"ocr_{limit}"] = value
-    if fields["ocr_min_dpi"] > fields["ocr_dpi"]:
-        _usage("--ocr-min-dpi must not exceed --ocr-dpi")
-    return fields
+def _ocr_settings(ns: argparse.Namespace) -> dict[str, OcrLimits]:
+    """The ``ocr`` field of ``Settings``; a value ``OcrLimits`` refuses is a usage error."""
+    values = {
+        limit: round(getattr(ns, flag.removeprefix("--").replace("-", "_")) * factor)
+        for flag, (limit, _kind, factor, _text) in _OCR_FLAGS.items()
+    }
+    try:
+        return {"ocr": OcrLimits(**values)}
+    except OcrLimitError as exc:
+        flags = {limit: (flag, factor) for flag, (limit, _kind, factor, _text) in _OCR_FLAGS.items()}
+        flag, factor = flags[exc.limit]
+        if exc.bounds is None:
+            _usage(f"{flag} must not exceed {flags['dpi'][0]}")
+        lowest, highest = exc.bounds
+        _usage(f"{flag} must be from {_shown(lowest, factor)} to {_shown(highest, factor)}")
 
 
 def _protocol_settings(ns: argparse.Namespace) -> dict[str, Any]:

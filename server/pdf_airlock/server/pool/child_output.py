@@ -60,7 +60,7 @@ def complete_envelope(untrusted_output: bytes) -> dict[str, Any] | None:
         return None
     try:
         untrusted = json.loads(untrusted_output)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested past the parser's depth
         return None
     if isinstance(untrusted, dict) and isinstance(untrusted.get("ok"), bool):
         return untrusted

@@ -38,8 +38,8 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
-import json
 import os
 import socket
 import subprocess
@@ -67,7 +67,23 @@ from pdf_airlock.server.pool.child_output import (
 from pdf_airlock.server.pool.readiness import reading
 from pdf_airlock.server.pool.spares import spec_key
 from pdf_airlock.server.pool.zygote_link import NotDelivered, Pending, ZygoteLink, reaped_outcome
-from pdf_airlock.worker.contract import STRICT_LOADS_ENV, TEST_HOOKS_ENV, ZYGOTE_MODULE
+from pdf_airlock.worker.contract import (
+    STRICT_LOADS_ENV,
+    TEST_HOOKS_ENV,
+    ZYGOTE_MODULE,
+    Assigned,
+    Drop,
+    Job,
+    Kill,
+    Limits,
+    Order,
+    ProtocolError,
+    Ready,
+    Released,
+    Report,
+    Retire,
+    decode_report,
+)
 
 __all__ = ["JobOutcome", "Pool", "ProgressFn"]
 
@@ -229,7 +245,7 @@ class Pool:
         zygote = ZygoteLink(process=process, sock=ours, started=time.monotonic())
         zygote.residents.capacity = self.workers
         zygote.residents.idle_s = self.resident_idle_s
-        zygote.residents.dropped = lambda pid: self._tell(zygote, {"op": "drop", "pid": pid})
+        zygote.residents.dropped = lambda pid: self._tell(zygote, Drop(pid))
         self._zygote = zygote
         self._zygote_changed.set()
         self._zygote_changed = anyio.Event()
@@ -276,7 +292,16 @@ class Pool:
                         os.close(fd)
                     closed.set()
                     return True
-                self._on_control(zygote, json.loads(data), fds)
+                try:
+                    message = decode_report(data)
+                except ProtocolError as exc:  # half-trusted: a zygote that says nonsense is replaced
+                    for fd in fds:
+                        os.close(fd)
+                    log.error("zygote_protocol_error", pid=zygote.process.pid, error=str(exc))
+                    self._kill_zygote(zygote)
+                    closed.set()
+                    return True
+                self._on_control(zygote, message, fds)
 
         def on_error(exc: BaseException) -> None:
             failure.append(exc)
@@ -287,12 +312,11 @@ class Pool:
         if failure:
             raise failure[0]
 
-    def _on_control(self, zygote: ZygoteLink, message: dict[str, Any], fds: list[int]) -> None:
+    def _on_control(self, zygote: ZygoteLink, message: Report, fds: list[int]) -> None:
         zygote.on_message(message, fds)
-        if message.get("op") == "ready":
+        if isinstance(message, Ready):
             self.layers = zygote.layers
-            pid, warm_ms = message.get("pid"), message.get("warm_ms")
-            log.info("zygote_ready", pid=pid, warm_ms=warm_ms, layers=self.layers)
+            log.info("zygote_ready", pid=message.pid, warm_ms=message.warm_ms, layers=self.layers)
 
     def _retire(self, zygote: ZygoteLink) -> None:
         self._kill_zygote(zygote)
@@ -362,7 +386,7 @@ class Pool:
         args: dict[str, Any],
         input_fd: int,
         *,
-        limits: dict[str, int],
+        limits: Limits,
         deadline_s: float,
         max_wall_s: float | None = None,
         sandbox: dict[str, Any] | None = None,
@@ -378,7 +402,7 @@ class Pool:
         is killed, and its exit report is still logged under that id (``job_exit``). ``deadline_s`` is the
         job's wall budget; the zygote extends it while the job is starved of
         CPU by a busy machine, up to ``max_wall_s`` (default: no extension). ``share`` (with
-        ``limits["documents"]`` > 1): the job may run on a child that served jobs of the same
+        ``limits.documents`` > 1): the job may run on a child that served jobs of the same
         share before, and its child may serve the next one."""
         if self._admitted >= self.workers + self.queue_depth:
             raise ToolError(
@@ -403,7 +427,7 @@ class Pool:
                             deadline_s=deadline_s,
                             max_wall_s=max(deadline_s, max_wall_s or deadline_s),
                             sandbox=sandbox or {},
-                            share=share if int(limits.get("documents", 1)) > 1 else None,
+                            share=share if limits.documents > 1 else None,
                             on_progress=on_progress,
                             on_line=on_line,
                             on_start=on_start,
@@ -436,7 +460,7 @@ class Pool:
         args: dict[str, Any],
         input_fd: int,
         *,
-        limits: dict[str, int],
+        limits: Limits,
         deadline_s: float,
         max_wall_s: float,
         sandbox: dict[str, Any],
@@ -448,7 +472,7 @@ class Pool:
         job_id = next(self._ids)
         spec = spec_key(limits, sandbox)
         key = None if share is None else f"{spec}\n{share}"
-        hand = _Hand(spec, key, int(limits["memory_bytes"]), int(limits.get("documents", 1)))
+        hand = _Hand(spec, key, limits.memory_bytes, limits.documents)
         envelope: dict[str, Any] | None = None
         pending = Pending(kind)
         read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
@@ -456,16 +480,8 @@ class Pool:
         zygote.pending[job_id] = pending
         try:
             try:
-                job = {
-                    "op": "job",
-                    "id": job_id,
-                    "kind": kind,
-                    "args": args,
-                    "limits": limits,
-                    "sandbox": sandbox,
-                }
-                deadlines = {"deadline_s": deadline_s, "max_wall_s": max_wall_s}
-                self._deliver(zygote, job, hand, deadlines, [input_fd, write_fd])
+                job = Job(job_id, kind, args, limits, sandbox, deadline_s, max_wall_s)
+                self._deliver(zygote, job, hand, [input_fd, write_fd])
             except OSError as exc:
                 zygote.alive = False  # a zygote we cannot talk to is restarted
                 self._kill_zygote(zygote)
@@ -474,7 +490,7 @@ class Pool:
                 os.close(write_fd)
             if on_start is not None:
                 on_start(job_id)
-            max_bytes = int(limits["max_result_bytes"])
+            max_bytes = limits.max_result_bytes
             sent = time.monotonic()
             with anyio.move_on_after(max_wall_s + 2 * self.kill_grace_s) as scope:
                 output, overflow = await self._read_output(
@@ -515,9 +531,8 @@ class Pool:
     def _deliver(
         self,
         zygote: ZygoteLink,
-        job: dict[str, Any],
+        job: Job,
         hand: _Hand,
-        deadlines: dict[str, float],
         fds: list[int],
     ) -> None:
         """Straight to a resident child of ``hand.key`` or an idle spare made for ``hand.spec``
@@ -525,8 +540,8 @@ class Pool:
         or spec change can come in between. ``hand.sock``: the child's socket when it may serve
         another job."""
         taken: tuple[int, socket.socket | None] | None = None
-        if job["kind"] in zygote.kinds:
-            payload = json.dumps(job, separators=(",", ":")).encode()
+        if job.kind in zygote.kinds:
+            payload = dataclasses.replace(job, generation=zygote.spares.generation).to_wire()
             resident = zygote.residents.hand_over(hand.key, payload, fds) if hand.key is not None else None
             if resident is not None:
                 pid, sock, hand.served = resident
@@ -537,11 +552,11 @@ class Pool:
             generation = zygote.spares.generation
             if zygote.spares.use_spec(hand.spec) != generation:
                 zygote.residents.close()  # children of the old spec: never used again
-            zygote.send(job | deadlines | {"generation": zygote.spares.generation}, fds)
+            zygote.send(dataclasses.replace(job, generation=zygote.spares.generation), fds)
             return
         pid, hand.sock = taken
-        zygote.pending[job["id"]].pid = pid
-        zygote.send({"op": "assigned", "id": job["id"], "pid": pid, **deadlines})
+        zygote.pending[job.id].pid = pid
+        zygote.send(Assigned(job.id, pid, job.deadline_s, job.max_wall_s))
 
     def _settle(
         self, zygote: ZygoteLink, job_id: int, pending: Pending, hand: _Hand, envelope: dict[str, Any] | None
@@ -574,15 +589,13 @@ class Pool:
         ):
             sock.close()
             if not pending.exited.is_set():  # one that obeys exits now; one that does not is killed
-                self._tell(zygote, {"op": "retire", "id": job_id, "grace_s": self.kill_grace_s})
+                self._tell(zygote, Retire(job_id, self.kill_grace_s))
             return False
         # The zygote's own idle deadline comes a kill grace after this one's (``expire_idle``).
-        self._tell(
-            zygote, {"op": "released", "id": job_id, "idle_s": self.resident_idle_s + self.kill_grace_s}
-        )
+        self._tell(zygote, Released(job_id, self.resident_idle_s + self.kill_grace_s))
         return True
 
-    def _tell(self, zygote: ZygoteLink, message: dict[str, Any]) -> None:
+    def _tell(self, zygote: ZygoteLink, message: Order) -> None:
         """A control message about a child; a zygote that cannot take it is killed (its children
         die with it)."""
         if not zygote.alive:
@@ -599,7 +612,7 @@ class Pool:
 
     def _send_kill(self, zygote: ZygoteLink, job_id: int) -> None:
         try:
-            zygote.send({"op": "kill", "id": job_id})
+            zygote.send(Kill(job_id))
         except OSError:
             self._kill_zygote(zygote)
 

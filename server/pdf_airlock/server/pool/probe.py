@@ -14,7 +14,7 @@ from pdf_airlock.server.config import Settings
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.pool import Pool
 from pdf_airlock.server.pool.verdict import classify
-from pdf_airlock.worker.contract import OCR_LIMITS_ARG, PROBE_KIND, SANDBOX_LAYERS
+from pdf_airlock.worker.contract import PROBE_KIND, SANDBOX_LAYERS
 
 __all__ = ["LAYERS", "missing_layers", "probe_layers", "summary"]
 
@@ -32,7 +32,7 @@ async def probe_layers(pool: Pool, settings: Settings, *, checks: bool = False) 
     try:
         outcome = await pool.run(
             PROBE_KIND,
-            {"ocr": checks, "fonts": checks, OCR_LIMITS_ARG: settings.ocr_limits()},
+            {"ocr": checks, "fonts": checks},
             fd,
             limits=settings.job_limits(),
             deadline_s=_PROBE_DEADLINE_S,

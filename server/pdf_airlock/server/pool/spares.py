@@ -2,10 +2,10 @@
 
 The zygote forks each spare already sandboxed for one spec (a job's limits and sandbox
 request) and passes its end of the spare's socketpair here over the control socket (SCM_RIGHTS,
-``{"op": "spare", "pid", "generation"}``), keeping no copy. A job whose spec matches is sent
-straight to an idle spare: the job datagram with [input fd, result pipe], after which the
-socket is closed; ``pdf_airlock.server.pool.pool`` then tells the zygote (``assigned``), which takes the child
-over (deadline, kill, reap, exit report). This saves the two hops through the zygote.
+``contract.Spare``), keeping no copy. A job whose spec matches is sent straight to an idle
+spare: the job datagram with [input fd, result pipe], after which the socket is closed;
+``pdf_airlock.server.pool.pool`` then tells the zygote (``contract.Assigned``), which takes the
+child over (deadline, kill, reap, exit report). This saves the two hops through the zygote.
 
 Invariants:
 - A spare socket is write-only. It is shut down for reading when it arrives and never read,
@@ -47,14 +47,17 @@ from typing import Any, NamedTuple, NoReturn
 import anyio
 import structlog
 
+from pdf_airlock.worker.contract import Limits
+
 __all__ = ["Residents", "Spares", "spec_key"]
 
 log = structlog.get_logger(__name__)
 
 
-def spec_key(limits: dict[str, int], sandbox: dict[str, Any]) -> str:
-    """What a spare is made for, as a value that later edits of the caller's dicts cannot change."""
-    return json.dumps({"limits": limits, "sandbox": sandbox}, sort_keys=True, separators=(",", ":"))
+def spec_key(limits: Limits, sandbox: dict[str, Any]) -> str:
+    """What a spare is made for, as a value that later edits of the caller's dict cannot change."""
+    wire = {"limits": limits.to_wire(), "sandbox": sandbox}
+    return json.dumps(wire, sort_keys=True, separators=(",", ":"))
 
 
 class Spares:

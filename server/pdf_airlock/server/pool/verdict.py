@@ -3,12 +3,12 @@
 Classification (DESIGN.md, "Errors"): a deadline kill is ``timeout``; SIGXCPU is ``cpu_limit``;
 SIGSYS is ``sandbox_violation``; a memory-exhaustion death (an abort or kill whose own peak RSS,
 above what it inherited from the zygote, is near the budget) is ``memory_limit``; other signals
-are ``crashed``; output over the cap is
-``output_limit``; unreadable output is ``crashed``. Only a clean exit with a well-formed
-envelope yields a result, which is still untrusted until the tool's model validates it. A job
-answered on a complete envelope before its exit was reaped (``status`` None, see
-``pdf_airlock.server.pool.pool``) is judged by that envelope alone; every job without one is classified by its
-exit status as above.
+are ``crashed``; output over the cap is ``output_limit``; unreadable output, or a reply without
+the shape of ``contract.Reply``, is ``crashed``. Only a clean exit with a well-formed reply
+yields a result, which is still untrusted until the tool's model validates it. A job answered
+on a complete envelope before its exit was reaped (``status`` None, see
+``pdf_airlock.server.pool.pool``) is judged by that envelope alone; every job without one is
+classified by its exit status as above.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, Final
 from pdf_airlock.server.boundary.sanitize import clean_text
 from pdf_airlock.server.errors import CODES, ToolError
 from pdf_airlock.server.pool.child_output import JobOutcome
+from pdf_airlock.worker.contract import Answer, Failure, ProtocolError, decode_reply
 
 __all__ = ["classify"]
 
@@ -75,18 +76,24 @@ def classify(outcome: JobOutcome, memory_budget: int, deadline_s: float) -> dict
     if untrusted_envelope is None:
         try:
             untrusted_envelope = json.loads(outcome.untrusted_output)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # nested past the parser's depth
             raise ToolError("crashed", "the job child returned unreadable output") from exc
-    if not isinstance(untrusted_envelope, dict) or not isinstance(untrusted_envelope.get("ok"), bool):
-        raise ToolError("crashed", "the job child returned a malformed envelope")
-    if not untrusted_envelope["ok"]:
-        raise from_untrusted(untrusted_envelope.get("error"))
-    untrusted_result = untrusted_envelope.get("result")
-    if not isinstance(untrusted_result, dict):
-        raise ToolError("crashed", "the job child returned no result")
-    return untrusted_result
+    try:
+        untrusted_reply = decode_reply(untrusted_envelope)
+    except ProtocolError as exc:
+        part = str(exc).partition(":")[0]
+        raise ToolError("crashed", _MALFORMED.get(part, _MALFORMED["envelope"])) from None
+    if isinstance(untrusted_reply, Answer):
+        return untrusted_reply.result
+    raise from_untrusted(untrusted_reply)
 
 
+# What a reply ``decode_reply`` refuses was missing, by the part it names.
+_MALFORMED: Final = {
+    "envelope": "the job child returned a malformed envelope",
+    "result": "the job child returned no result",
+    "error": "the job child returned a malformed error",
+}
 _MAX_MESSAGE_CHARS: Final = 500
 _MAX_DETAIL_KEYS: Final = 16
 
@@ -95,18 +102,13 @@ def _scalar(value: object) -> bool:
     return isinstance(value, (int, float, bool)) or value is None
 
 
-def from_untrusted(untrusted_error: object) -> ToolError:
-    """Build a ToolError from a job child's error object, keeping only what is well-formed."""
-    if not isinstance(untrusted_error, dict):
-        return ToolError("crashed", "the job child returned a malformed error")
-    untrusted_code = untrusted_error.get("code")
-    untrusted_message = untrusted_error.get("message")
-    untrusted_details = untrusted_error.get("details")
-    code = untrusted_code if isinstance(untrusted_code, str) and untrusted_code in CODES else "internal"
-    message = clean_text(untrusted_message)[0] if isinstance(untrusted_message, str) else "parse failed"
+def from_untrusted(untrusted: Failure) -> ToolError:
+    """Build a ToolError from a job child's ``Failure`` (its types checked, nothing else): a code
+    the server knows or ``internal``, the message cleaned and cut, scalar details only."""
+    code = untrusted.code if untrusted.code in CODES else "internal"
+    message = clean_text(untrusted.message[: _MAX_MESSAGE_CHARS * 4])[0]
     details: dict[str, Any] = {}
-    if isinstance(untrusted_details, dict):
-        for key, value in list(untrusted_details.items())[:_MAX_DETAIL_KEYS]:
-            if isinstance(key, str) and _scalar(value):
-                details[clean_text(key)[0][:64]] = value
+    for key, value in list(untrusted.details.items())[:_MAX_DETAIL_KEYS]:
+        if isinstance(key, str) and _scalar(value):
+            details[clean_text(key[:256])[0][:64]] = value
     return ToolError(code, message[:_MAX_MESSAGE_CHARS], details)

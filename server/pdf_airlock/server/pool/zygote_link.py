@@ -1,22 +1,15 @@
 """The supervisor's end of one zygote: its control socket, the jobs in flight on it, the idle
 spares it handed over, and what its reports mean for a job.
 
-The zygote is half-trusted (it never parses a document): its messages are JSON read with a
-size cap, and the only fd it may pass is a spare's socket, which ``pdf_airlock.server.pool.spares`` treats as
-write-only. Zygote to supervisor (worker/pdf_airlock/worker/zygote.py has the whole protocol):
-
-  {"op": "ready", "pid", "warm_ms", "layers", "kinds"}
-  {"op": "spare", "pid", "generation"} + [the spare's socket]
-  {"op": "started", "id", "pid"}   the zygote owns the job's child from here
-  {"op": "lost", "id"}             an ``assigned`` spare it no longer knew: the job did not run
-  {"op": "refused", "id"}          a job kind it does not run
-  {"op": "exit", "id", "status", "deadline_hit", "killed", "rusage", "wall_ms"}
+The zygote is half-trusted (it never parses a document): its messages are read with a size
+cap and checked against their shape (``contract.decode_report``: ``Ready``, ``Spare``,
+``Started``, ``Lost``, ``Refused``, ``Exit``), and the only fd it may pass is a spare's socket,
+which ``pdf_airlock.server.pool.spares`` treats as write-only.
 """
 
 from __future__ import annotations
 
 import array
-import json
 import os
 import socket
 from dataclasses import dataclass, field
@@ -29,6 +22,7 @@ import structlog
 from pdf_airlock.server.errors import ToolError
 from pdf_airlock.server.pool.child_output import JobOutcome, exit_summary
 from pdf_airlock.server.pool.spares import Residents, Spares
+from pdf_airlock.worker.contract import Exit, Lost, Order, Ready, Refused, Report, Spare, Started
 
 __all__ = ["NotDelivered", "Pending", "ZygoteLink", "reaped_outcome"]
 
@@ -46,7 +40,7 @@ class NotDelivered(Exception):
 class Pending:
     kind: str
     exited: anyio.Event = field(default_factory=anyio.Event)
-    exit_message: dict[str, Any] | None = None
+    exit_message: Exit | None = None
     pid: int | None = None
     started: bool = False  # the zygote acknowledged the job: from here a zygote death fails it
     failure: str | None = None
@@ -68,8 +62,8 @@ class ZygoteLink:
     layers: dict[str, Any] = field(default_factory=dict)
     alive: bool = True
 
-    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
-        payload = json.dumps(message, separators=(",", ":")).encode()
+    def send(self, message: Order, fds: list[int] | None = None) -> None:
+        payload = message.to_wire()
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
         self.sock.sendmsg([payload], ancillary)
 
@@ -84,36 +78,37 @@ class ZygoteLink:
                 fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
         return data, list(fds)
 
-    def on_message(self, message: dict[str, Any], fds: list[int]) -> None:
-        op = message.get("op")
-        if op == "spare" and len(fds) == 1:
-            self.spares.offer(message.get("pid"), message.get("generation"), fds.pop())
+    def on_message(self, message: Report, fds: list[int]) -> None:
+        if isinstance(message, Spare) and len(fds) == 1:
+            self.spares.offer(message.pid, message.generation, fds.pop())
         for fd in fds:
             os.close(fd)
-        if op == "ready":
-            self.kinds = frozenset(str(kind) for kind in message.get("kinds") or ())
-            self.layers = dict(message.get("layers") or {})
+        if isinstance(message, Ready):
+            self.kinds = frozenset(message.kinds)
+            self.layers = dict(message.layers)
             self.ready.set()
             return
-        pending = self.pending.get(int(message.get("id", -1)))
+        if isinstance(message, Spare):
+            return
+        pending = self.pending.get(message.id)
         if pending is None:
             return
-        if op == "started":
-            pending.pid = int(message["pid"])
+        if isinstance(message, Started):
+            pending.pid = message.pid
             pending.started = True
-        elif op in {"lost", "refused"}:  # the job never ran: no exit report will come for it
-            if op == "lost":
+        elif isinstance(message, (Lost, Refused)):  # the job never ran: no exit report will come for it
+            if isinstance(message, Lost):
                 pending.failure = "the spare exited before the zygote took the job over"
-            pending.refused = op == "refused"
+            pending.refused = isinstance(message, Refused)
             pending.exited.set()
             if pending.abandoned:
-                self.pending.pop(int(message["id"]), None)
-        elif op == "exit":
+                self.pending.pop(message.id, None)
+        else:
             pending.exit_message = message
             pending.exited.set()
             if pending.answered or pending.abandoned:
-                self.pending.pop(int(message["id"]), None)
-                _log_late_exit(int(message["id"]), pending, message)
+                self.pending.pop(message.id, None)
+                _log_late_exit(pending, message)
 
     def retire(self, reason: str) -> int:
         """Fail every job in flight and discard the idle spares; the jobs that failed (neither
@@ -129,26 +124,23 @@ class ZygoteLink:
         return sum(1 for pending in self.pending.values() if not (pending.answered or pending.abandoned))
 
 
-def _log_late_exit(job_id: int, pending: Pending, message: dict[str, Any]) -> None:
+def _log_late_exit(pending: Pending, message: Exit) -> None:
     """The exit report of a job already answered or abandoned: its usage for the audit trail,
     and a warning if an answered job died abnormally after writing a complete result."""
-    untrusted_usage = dict(message.get("rusage") or {})
-    status = int(message["status"])
+    usage = message.rusage
     fields = {
-        "job": job_id,
+        "job": message.id,
         "kind": pending.kind,
         "pid": pending.pid,
-        "exit": exit_summary(status),
-        "job_cpu_s": round(
-            float(untrusted_usage.get("utime", 0)) + float(untrusted_usage.get("stime", 0)), 4
-        ),
-        "job_peak_rss_kb": int(untrusted_usage.get("maxrss_kb", 0)),
-        "job_wall_ms": float(message.get("wall_ms", 0)),
+        "exit": exit_summary(message.status),
+        "job_cpu_s": round(usage.get("utime", 0.0) + usage.get("stime", 0.0), 4),
+        "job_peak_rss_kb": int(usage.get("maxrss_kb", 0)),
+        "job_wall_ms": message.wall_ms,
     }
     if pending.abandoned:
         audit_log.info("job_exit", abandoned=True, **fields)
-    elif status != 0 or message.get("deadline_hit") or message.get("killed"):
-        audit_log.warning("job_exit_after_answer", deadline_hit=bool(message.get("deadline_hit")), **fields)
+    elif message.status != 0 or message.deadline_hit or message.killed:
+        audit_log.warning("job_exit_after_answer", deadline_hit=message.deadline_hit, **fields)
     else:
         audit_log.info("job_exit", **fields)
 
@@ -167,9 +159,9 @@ def reaped_outcome(pending: Pending, output: bytes, overflow: bool) -> JobOutcom
     return JobOutcome(
         untrusted_output=output,
         output_overflow=overflow,
-        status=int(message["status"]),
-        deadline_hit=bool(message["deadline_hit"]),
-        killed=bool(message["killed"]),
-        wall_ms=float(message["wall_ms"]),
-        rusage={key: float(value) for key, value in dict(message["rusage"]).items()},
+        status=message.status,
+        deadline_hit=message.deadline_hit,
+        killed=message.killed,
+        wall_ms=message.wall_ms,
+        rusage=dict(message.rusage),
     )

@@ -60,7 +60,6 @@ class JobRunner(Protocol):
     The pool decides when a job runs; a tool only says whether a job is optional."""
 
     max_result_bytes: int
-    ocr_limits: dict[str, int]  # OCR's limits, for the jobs of the text tools (``Settings.ocr_limits``)
     selections: (
         SelectionMemo  # what earlier reads' selections came to (``pdf_airlock.server.tools.page_counts``)
     )

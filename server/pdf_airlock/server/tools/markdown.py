@@ -237,7 +237,7 @@ async def pdf_markdown(
         "start_offset": position.get("offset", 0),
         **{f"h{level}": position.get(f"h{level}", 0) for level in range(1, MAX_LEVEL + 1)},
         "include_hidden": args.include_hidden,
-        **args.ocr_job_args(runner.ocr_limits),
+        **args.ocr_job_args(),
     }
     result, warnings = await runner.run_job("pdf_markdown", job_args, document, PdfMarkdownUntrusted)
     markdown, spans, headings = _assemble(result)

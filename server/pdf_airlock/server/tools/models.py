@@ -21,7 +21,6 @@ from pydantic import (
 )
 
 from pdf_airlock.server.tools.schema import call_schema, inline_refs, result_outline
-from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
 # Physical page numbers and ranges, or page labels (letters, digits, space, . _ - / ( ) + :),
 # comma-separated. The worker resolves each part against the document.
@@ -151,14 +150,10 @@ class OcrInput(HiddenTextInput):
     # absent: detected page by page (the script, then its languages)
     ocr_languages: list[OcrLanguage] | None = Field(None, min_length=1, max_length=MAX_OCR_LANGUAGES)
 
-    def ocr_job_args(self, limits: dict[str, int] | None = None) -> dict[str, object]:
-        """The OCR job arguments, with the server's OCR ``limits`` when given (a cursor's
-        selection key leaves them out)."""
+    def ocr_job_args(self) -> dict[str, object]:
+        """The OCR job arguments (OCR's limits travel in the job's limits)."""
         languages = None if self.ocr_languages is None else list(self.ocr_languages)
-        args: dict[str, object] = {"ocr": self.ocr, "ocr_languages": languages}
-        if limits is not None:
-            args[OCR_LIMITS_ARG] = limits
-        return args
+        return {"ocr": self.ocr, "ocr_languages": languages}
 
 
 # -- published results ---------------------------------------------------------------------

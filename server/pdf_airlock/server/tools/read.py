@@ -116,7 +116,7 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "start_index": position.get("index", 0),
         "start_offset": position.get("offset", 0),
         "include_hidden": args.include_hidden,
-        **args.ocr_job_args(runner.ocr_limits),
+        **args.ocr_job_args(),
     }
     split = await two_ended_read(runner, job_args, document, PdfReadUntrusted)
     if split is None:

@@ -33,7 +33,6 @@ from pdf_airlock.server.tools.untrusted import (
     TextSource,
     UntrustedModel,
 )
-from pdf_airlock.worker.contract import OCR_LIMITS_ARG
 
 __all__ = ["TOOL"]
 
@@ -121,7 +120,6 @@ async def pdf_search(runner: JobRunner, args: PdfSearchInput, document: Document
         "time_budget_ms": args.time_budget_ms,
         "start_index": position.get("index", 0),
         "skip": position.get("skip", 0),
-        OCR_LIMITS_ARG: runner.ocr_limits,
     }
     result, warnings = await runner.run_job("pdf_search", job_args, document, PdfSearchUntrusted)
     learn_page_count(runner, document, result.page_count)

@@ -1,9 +1,9 @@
 """OCR of rendered pages with Tesseract (``tesserocr``), loaded in the zygote.
 
 Input: a PDFium page of an untrusted document, the languages asked for (or none: detected), and
-the limits the supervisor sent with the job (``OcrLimits``, each checked against its range in
-``contract.OCR_LIMITS``). The page is rendered in grey and handed to Tesseract as raw pixels (no
-image decoder of Leptonica runs on document bytes):
+the OCR limits of the job's ``limits`` (``contract.OcrLimits``, each in its range: set by
+``apply_limits`` before the parse, the way qpdf's decode caps are). The page is rendered in grey
+and handed to Tesseract as raw pixels (no image decoder of Leptonica runs on document bytes):
 
 1. **Resolution** (``pdf.ocrimage``). A scan (a page whose text layer is absent or sparse and
    that is mostly one image) is rendered at the image's own pixels per inch as placed, pixel for
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pdf_airlock.worker import deadline
-from pdf_airlock.worker.contract import OCR_LIMITS, OCR_LIMITS_ARG, WorkerError
+from pdf_airlock.worker.contract import OcrLimits, WorkerError
 from pdf_airlock.worker.pdf import ocrimage, ocrpass, ocrscripts
 
 __all__ = [
@@ -56,8 +56,10 @@ __all__ = [
     "OcrLine",
     "OcrText",
     "OcrWord",
+    "apply_limits",
     "available",
     "check_languages",
+    "current_limits",
     "languages",
     "recognise",
     "unavailable_reason",
@@ -90,40 +92,18 @@ OSD_CHARACTERS: Final = 20  # characters OSD classifies at least (Tesseract's de
 _ROTATIONS: Final = {0: 0, 90: 3, 180: 2, 270: 1}  # OSD's turn -> PDFium's rotation index
 
 
-@dataclass(frozen=True, slots=True)
-class OcrLimits:
-    """The OCR limits of one job (defaults and ranges: ``contract.OCR_LIMITS``). The defaults
-    are Tesseract's best resolution for body text (300 dpi), a pixel budget that holds a Letter
-    page at 300 dpi (8.4 Mpx) and nearly A3 (17.4 Mpx), 100 dpi as the least at which body text
-    is still worth reading, 20 s a page and a warning under a mean confidence of 60."""
+_limits = OcrLimits()  # this (single-job) process's, set by ``apply_limits``
 
-    dpi: int = OCR_LIMITS["dpi"][0]
-    min_dpi: int = OCR_LIMITS["min_dpi"][0]
-    max_pixels: int = OCR_LIMITS["max_pixels"][0]
-    page_timeout_ms: int = OCR_LIMITS["page_timeout_ms"][0]
-    low_confidence: int = OCR_LIMITS["low_confidence"][0]
 
-    @classmethod
-    def from_job(cls, args: dict[str, Any]) -> OcrLimits:
-        """The job argument ``ocr_limits`` (absent: the defaults), each value an integer in its
-        range and ``min_dpi`` at most ``dpi``; anything else is ``invalid_arguments``."""
-        untrusted = args.get(OCR_LIMITS_ARG)
-        if untrusted is None:
-            return cls()
-        if not isinstance(untrusted, dict) or set(untrusted) - set(OCR_LIMITS):
-            raise WorkerError("invalid_arguments", f"{OCR_LIMITS_ARG} must name only {', '.join(OCR_LIMITS)}")
-        values: dict[str, int] = {}
-        for name, untrusted_value in untrusted.items():
-            _default, lowest, highest = OCR_LIMITS[name]
-            if type(untrusted_value) is not int or not lowest <= untrusted_value <= highest:
-                raise WorkerError(
-                    "invalid_arguments", f"OCR limit {name} must be an integer from {lowest} to {highest}"
-                )
-            values[name] = untrusted_value
-        limits = cls(**values)
-        if limits.min_dpi > limits.dpi:
-            raise WorkerError("invalid_arguments", "OCR limit min_dpi must not exceed dpi")
-        return limits
+def apply_limits(limits: OcrLimits) -> None:
+    """The OCR limits of the job this process runs (``pdf_airlock.worker.child``)."""
+    global _limits  # noqa: PLW0603 - one job per process: its limits are the process's
+    _limits = limits
+
+
+def current_limits() -> OcrLimits:
+    """The OCR limits of the job this process runs (the defaults until ``apply_limits``)."""
+    return _limits
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The page image OCR reads: its resolution, its rendering, whether it has ink, and the map from
 its pixels back to the page.
 
-Input: a PDFium page of an untrusted document and the job's OCR limits (``ocr.OcrLimits``: its
+Input: a PDFium page of an untrusted document and the job's OCR limits (``contract.OcrLimits``: its
 resolution, least resolution and pixel budget). A
 scan (the caller says whether the page's text layer is absent or sparse) whose largest image
 covers at least ``SCAN_IMAGE_SHARE`` of it is rendered at that image's own pixels per inch as

@@ -8,7 +8,7 @@ least ``MOSTLY_IMAGE`` of its area) that it is likely a scan with a stamp or a p
 Every page says where its text came from and, when OCR read it, the languages that read it and
 the rotation that set it upright; ``ocr_languages`` absent, they are detected page by page
 (``pdf.ocr``). A page OCR'd with a mean confidence under the job's ``low_confidence``
-(``ocr.OcrLimits``) gets a warning, a blank scanned page says it is blank, and a page that needed
+(``contract.OcrLimits``) gets a warning, a blank scanned page says it is blank, and a page that needed
 OCR where it is unavailable says so too.
 """
 
@@ -97,7 +97,7 @@ class PageTexts:
             raise WorkerError("invalid_arguments", "ocr must be 'auto', 'off' or 'force'")
         named = args.get("ocr_languages")
         self.languages = None if named is None else [str(lang) for lang in named]
-        self.limits = ocr.OcrLimits.from_job(args)
+        self.limits = ocr.current_limits()
         self.warnings = warnings
         self.with_lines = False  # keep each OCR'd page's lines (the Markdown parser)
         self.with_words = False  # keep each OCR'd page's words and their boxes (the search parser)
