@@ -231,7 +231,9 @@ async def test_backward_child_supplies_the_pages_after_a_slow_first_one(root: Pa
         document = two.policy.open_path("heavy.pdf")
         try:
             with structlog.testing.capture_logs() as logs:
-                merged = await two_ended_read(await settled(two), args, document, PdfReadUntrusted)
+                merged = await two_ended_read(
+                    await settled(two), args, document, PdfReadUntrusted, "pdf_read"
+                )
             single = await two.run_job("pdf_read", args, document, PdfReadUntrusted)
         finally:
             document.close()
@@ -494,7 +496,7 @@ def _page(position: int, text: str, **extra: Any) -> bytes:
 async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> None:
     """Backward lines that break the protocol or disagree on the selection are ignored."""
     args = {"max_chars": 100, "start_index": 0, "start_offset": 0, "engine": "fast"}
-    read = _TwoEnded(args, PdfReadUntrusted)
+    read = _TwoEnded(args, PdfReadUntrusted, "pdf_read")
     forward, backward = read.forward, read.backward
     read.on_line(backward, _line("selection", page_count=5, selected_pages=4))  # disagrees
     read.on_line(backward, _page(3, "x" * 10))
@@ -505,7 +507,7 @@ async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> Non
     read.on_line(forward, b'{"page": {"position": 1, "page": 2, "text": "a", "offset": 0}}')  # no keys
     assert forward.rejected and read.placed == 1 and not read.done
 
-    read = _TwoEnded(args, PdfReadUntrusted)
+    read = _TwoEnded(args, PdfReadUntrusted, "pdf_read")
     forward, backward = read.forward, read.backward
     for stream in (forward, backward):
         read.on_line(stream, _line("selection", page_count=4, selected_pages=4))
@@ -515,7 +517,7 @@ async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> Non
     read.on_line(forward, _page(0, "one", offset=7))  # offset the protocol does not allow
     assert forward.rejected and read.placed == 0
 
-    read = _TwoEnded(args | {"max_chars": 12}, PdfReadUntrusted)
+    read = _TwoEnded(args | {"max_chars": 12}, PdfReadUntrusted, "pdf_read")
     forward, backward = read.forward, read.backward
     for stream in (forward, backward):
         read.on_line(stream, _line("selection", page_count=4, selected_pages=4))
@@ -555,7 +557,9 @@ async def test_unreadable_line_rejects_its_stream(line: bytes) -> None:
     """A line the child never writes (its lines are UTF-8 JSON with no surrogate escapes and no
     NaN) rejects its stream, and the forward child then supplies every page."""
     read = _TwoEnded(
-        {"max_chars": 100, "start_index": 0, "start_offset": 0, "engine": "fast"}, PdfReadUntrusted
+        {"max_chars": 100, "start_index": 0, "start_offset": 0, "engine": "fast"},
+        PdfReadUntrusted,
+        "pdf_read",
     )
     for stream in (read.forward, read.backward):
         read.on_line(stream, _line("selection", page_count=4, selected_pages=4))

@@ -18,7 +18,6 @@ import statistics
 from pathlib import Path
 from typing import Final
 
-import pytest
 from conftest import PROJECT
 
 from pdf_airlock.server.tools.registry import TOOLS
@@ -58,12 +57,6 @@ def test_a_tool_name_is_in_two_modules_at_the_median() -> None:
     assert median <= MEDIAN_MODULES, f"median {median} modules a tool name:\n{_table(found, over)}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="worker/contract.py and worker/child.py still spell pdf_read in the job protocol's "
-    "comments and warm-up message (the typed job protocol, #35 item 3, takes them out: then drop "
-    "this mark)",
-)
 def test_no_tool_name_is_in_more_than_four_modules() -> None:
     found = modules_naming()
     over = sorted((name for name in found if len(found[name]) > MAX_MODULES), key=lambda n: -len(found[n]))

@@ -36,7 +36,8 @@ from typing import Any, Final, NoReturn
 
 from pdf_airlock.worker import deadline, progress, strict_loads
 from pdf_airlock.worker.contract import PROBE_KIND, Answer, Failure, Job, ProtocolError, Reply, WorkerError
-from pdf_airlock.worker.parsers import get_parser
+from pdf_airlock.worker.parsers import get_parser, read
+from pdf_airlock.worker.pdf.pages import RENDER_TOOL
 from pdf_airlock.worker.probe import run_probe
 from pdf_airlock.worker.sandbox.layers import (
     CHILD_INPUT_FD,
@@ -61,8 +62,8 @@ _DECODE_SHARE: Final = 2
 _MAX_JOB_MESSAGE: Final = 1 << 16
 _JOB_FDS: Final = 2
 _SPARE_NAME: Final = b"airlock-spare"
-# The warm-up's job: a ``pdf_read`` of the trusted one-page document.
-_WARM_KIND: Final = "pdf_read"
+# The warm-up's job: a fast read of the trusted one-page document.
+_WARM_KIND: Final = read.KIND
 _WARM_ARGS: Final = {"max_chars": 1000, "engine": "fast", "pages": None, "password": None}
 _WARM_DEADLINE_S: Final = 1.0
 _JOB_NAME: Final = b"airlock-job"
@@ -159,7 +160,7 @@ def _error_for(exc: Exception) -> Failure:
     return Failure(
         "internal",
         f"the parser failed ({type(exc).__name__} in {where}); the document may be unusual: try the "
-        "other engine (engine: fast or layout), fewer pages, or pdf_render to look at the pages",
+        f"other engine (engine: fast or layout), fewer pages, or {RENDER_TOOL} to look at the pages",
         {"exception": type(exc).__name__, "frame": where},
     )
 

@@ -112,10 +112,10 @@ SANDBOX_LAYERS: Final = (
 
 # Lines a job child may write on its result pipe before the envelope, each one JSON object
 # ``{kind: value}`` on one line: ``progress`` (pages done, with ``total``) when the caller asked
-# for progress; ``selection`` and ``page`` from a streamed ``pdf_read`` (a two-ended read).
+# for progress; ``selection`` and ``page`` from a streamed read (a two-ended read).
 LINE_KINDS: Final = ("progress", "selection", "page")
 
-# ``pdf_markdown``: the deepest heading level (``####``), and what joins two pages' Markdown in an
+# The Markdown tool: the deepest heading level (``####``), and what joins two pages' Markdown in an
 # answer (the job child counts it against ``max_chars``; the supervisor puts it there).
 MARKDOWN_MAX_LEVEL: Final = 4
 MARKDOWN_PAGE_SEPARATOR: Final = "\n\n"

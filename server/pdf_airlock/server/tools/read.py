@@ -6,7 +6,7 @@ A long read is done by two job children at once, one from each end of the select
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field
 
@@ -49,6 +49,8 @@ from pdf_airlock.server.tools.untrusted import (
 )
 
 __all__ = ["TOOL"]
+
+KIND: Final = "pdf_read"  # the tool and its job
 
 
 # -- what its job child may return ------------------------------------------------------------
@@ -107,7 +109,7 @@ class PdfReadOutput(SourceFields):
 
 async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) -> tuple[BaseModel, str]:
     key = selection_key(pages=args.pages, engine=args.engine, **args.ocr_job_args())
-    position = position_of(args.cursor, document, "pdf_read", key)
+    position = position_of(args.cursor, document, KIND, key)
     job_args = {
         "pages": args.pages,
         "password": password(args),
@@ -118,13 +120,13 @@ async def pdf_read(runner: JobRunner, args: PdfReadInput, document: Document) ->
         "include_hidden": args.include_hidden,
         **args.ocr_job_args(),
     }
-    split = await two_ended_read(runner, job_args, document, PdfReadUntrusted)
+    split = await two_ended_read(runner, job_args, document, PdfReadUntrusted, KIND)
     if split is None:
-        result, warnings = await runner.run_job("pdf_read", job_args, document, PdfReadUntrusted)
+        result, warnings = await runner.run_job(KIND, job_args, document, PdfReadUntrusted)
     else:
         result, warnings = split
     output = published(
-        PdfReadOutput, result, warnings, document, position=Position("next", "pdf_read", key, position)
+        PdfReadOutput, result, warnings, document, position=Position("next", KIND, key, position)
     )
     return output, _read_text(output)
 
@@ -178,7 +180,7 @@ DELIVERY = Delivery(
 
 
 TOOL = ToolSpec(
-    name="pdf_read",
+    name=KIND,
     title="Read PDF text",
     description=(
         "Text of the selected pages; engine layout follows reading order (slower). Both engines join "

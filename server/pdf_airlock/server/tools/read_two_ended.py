@@ -1,4 +1,4 @@
-"""Reading one document from both ends at once: the "two-ended" ``pdf_read``.
+"""Reading one document from both ends at once: the read tool's "two-ended" read.
 
 The supervisor never parses a PDF, so it does not know the page count before a job tells it. Instead of asking
 first (one more job), it runs two job children on the same arguments, each streaming every page it finishes as
@@ -80,14 +80,14 @@ __all__ = ["MIN_TWO_ENDED_BYTES", "two_ended_read"]
 
 
 class StreamedSelection(UntrustedModel):
-    """A streamed ``pdf_read``'s first line (``pdf_airlock.server.tools.read_two_ended``)."""
+    """A streamed read's first line (``pdf_airlock.server.tools.read_two_ended``)."""
 
     page_count: int = Field(ge=0, le=MAX_COUNT)
     selected_pages: int = Field(ge=0, le=MAX_COUNT)
 
 
 class StreamedPage(UntrustedModel):
-    """One page of a streamed ``pdf_read``; ``position`` is its index after ``start_index``."""
+    """One page of a streamed read; ``position`` is its index after ``start_index``."""
 
     position: int = Field(ge=0, le=MAX_COUNT)
     page: int = Field(ge=1, le=MAX_COUNT)
@@ -104,7 +104,7 @@ class StreamedPage(UntrustedModel):
 
 
 class StreamLine(UntrustedModel):
-    """A line a streamed ``pdf_read`` writes before its envelope: one of the two."""
+    """A line a streamed read writes before its envelope: one of the two."""
 
     selection: StreamedSelection | None = None
     page: StreamedPage | None = None
@@ -161,6 +161,7 @@ class _TwoEnded(Generic[ReadT]):
         self,
         job_args: dict[str, Any],
         model: type[ReadT],
+        kind: str,
         start_backward: Callable[[_Stream | None], object] = lambda _after: None,
         room: Callable[[], bool] = lambda: False,
         *,
@@ -169,6 +170,7 @@ class _TwoEnded(Generic[ReadT]):
     ) -> None:
         self.args = job_args
         self.model = model
+        self.kind = kind
         self.start_backward = start_backward
         self.room = room
         self.report_progress = report_progress
@@ -216,7 +218,7 @@ class _TwoEnded(Generic[ReadT]):
                 if optional and not runner.room_for_optional(last_spare=after is not None):
                     return
                 await runner.run_job(
-                    "pdf_read",
+                    self.kind,
                     args,
                     document,
                     self.model,
@@ -467,7 +469,7 @@ class _TwoEnded(Generic[ReadT]):
         try:
             result = self.model.model_validate(raw | {"pages": pages, "warnings": warnings})
         except ValidationError as exc:
-            log.error("invalid_job_result", kind="pdf_read", errors=exc.error_count())
+            log.error("invalid_job_result", kind=self.kind, errors=exc.error_count())
             raise ToolError("crashed", "the job child returned a result that failed validation") from exc
         return result, removal_warnings(removed)
 
@@ -488,10 +490,10 @@ def _check_envelope_size(raw: dict[str, Any], max_result_bytes: int) -> None:
 
 
 async def two_ended_read(
-    runner: JobRunner, job_args: dict[str, Any], document: Document, model: type[ReadT]
+    runner: JobRunner, job_args: dict[str, Any], document: Document, model: type[ReadT], kind: str
 ) -> tuple[ReadT, list[str]] | None:
-    """The answer read from both ends, validated by ``model`` (``pdf_read``'s untrusted result),
-    or None when this read should take the single child."""
+    """The answer of job ``kind`` read from both ends, validated by ``model`` (the read tool's
+    untrusted result), or None when this read should take the single child."""
     # The forward child takes a spare as a single child would; the backward one is gated later.
     if document.size < MIN_TWO_ENDED_BYTES or not await runner.slots_free(2):
         return None
@@ -509,6 +511,7 @@ async def two_ended_read(
     read = _TwoEnded(
         job_args,
         model,
+        kind,
         lambda after: start(read.backward, after),
         lambda: runner.room_for_optional(1),
         report_progress=progress is not None,
@@ -540,7 +543,7 @@ async def two_ended_read(
     if error is not None and error.code == "output_limit":
         # Streamed lines take a few bytes more than the single envelope: only the single child
         # can tell whether its own answer fits. Progress already sent must not start over.
-        return await runner.run_job("pdf_read", job_args, document, model, report=read.reported == 0)
+        return await runner.run_job(kind, job_args, document, model, report=read.reported == 0)
     if error is not None:
         raise error
     raise ToolError("crashed", "the reading job child ended before it had streamed every page")
