@@ -534,6 +534,7 @@ async def test_hostile_lines_are_ignored_and_the_forward_stream_decides() -> Non
         "text_layer": "ok",
         "text_source": "text_layer",
         "ocr_confidence": None,
+        "hidden": [],
     }
 
 
@@ -574,7 +575,9 @@ async def test_backward_child_restarts_where_max_chars_runs_out(tmp_path: Path) 
     """A long document and a budget of a few pages: reading from the last page would be wasted,
     so the backward child is restarted just past where max_chars should run out, and the
     answer (cursors followed to the end) is still the single child's."""
-    pages = [f"Page {n} " + "steady words per page " * 40 + f"end {n}" for n in range(1, 121)]
+    pages = [
+        f"Page {n}\n" + "\n".join(["steady words per page " * 4] * 10) + f"\nend {n}" for n in range(1, 121)
+    ]
     pdfs.write(tmp_path / "long.pdf", pdfs.text_pdf(pages))
     async with apps(tmp_path) as (two, one):
         with structlog.testing.capture_logs() as logs:
