@@ -167,6 +167,54 @@ def test_text_past_the_census_is_judged_by_its_pixels(monkeypatch: pytest.Monkey
     ]
 
 
+def _type3_line(pieces: bytes) -> bytes:
+    """A 200 x 50 point page with one line (``pieces``, a TJ array) in a Type 3 font laid out like
+    pdf.js's issue5896.pdf: ``/FontMatrix [1 0 0 -1 0 0]`` at font size 1, flipped back by a text
+    matrix of scale 0.15, so that each glyph, a box 60 units tall, stands 9 points high."""
+    pdf = pikepdf.new()
+    letters = sorted(set(pieces.decode().replace("(", "").replace(")", "")) - set("-0123456789[] "))
+    glyph = pdf.make_stream(b"40 0 0 0 30 60 d1 0 0 30 60 re f")
+    first, last = ord(letters[0]), ord(letters[-1])
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type3,
+        FontBBox=[0, 0, 30, 60],
+        FontMatrix=[1, 0, 0, -1, 0, 0],
+        CharProcs=pikepdf.Dictionary({f"/{letter}": glyph for letter in letters}),
+        Encoding=pikepdf.Dictionary(
+            Type=pikepdf.Name.Encoding,
+            Differences=[item for letter in letters for item in (ord(letter), pikepdf.Name(f"/{letter}"))],
+        ),
+        FirstChar=first,
+        LastChar=last,
+        Widths=[40] * (last - first + 1),
+        Resources=pikepdf.Dictionary(),
+    )
+    content = b"BT /F3 1 Tf 0.15 0 0 -0.15 10 20 Tm %s TJ ET" % pieces
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 200, 50],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F3=pdf.make_indirect(font))),
+        Contents=pdf.make_stream(content),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def test_a_type3_line_whose_font_matrix_flips_it_is_shown_whole() -> None:
+    """Issue #40 (pdf.js's issue5896.pdf): a flipped matrix puts the first corner of the line's
+    box on top; read as bottom, its box was upside down, so the 9-point line seemed thin, was
+    measured at its nominal em (0.15 points) and left out as too small."""
+    data = _type3_line(b"[(Parallel)-25000(Genetic)-25000(Algorithms)]")
+    with opened(data) as (page, _):
+        census = take_census(page, tuple(page.get_bbox()), lambda: False)
+    (box,) = census.boxes
+    assert box[3] - box[1] > 8 and not census.any_doubt()
+    assert judge(data) == ("Parallel Genetic Algorithms", NOTHING_HIDDEN)
+
+
 def _empty_glyph_layer(words: str, *, scanned: bool) -> bytes:
     """An invisible text layer in a Type 3 font whose glyphs draw nothing and whose boxes are a
     sliver under the baseline, where the scan has no ink (as some OCR software writes one: pdf.js's

@@ -338,8 +338,11 @@ class _Walker:
         bounded = list(map(F.FPDFPageObj_GetRotatedBounds, handles, _addresses(quads, count, 32)))
         q = cast(list[float], memoryview(quads).cast("B").cast("f").tolist())
         upright = q[1::8] == q[3::8] and q[2::8] == q[4::8]
-        if upright:  # corners 1 and 3 make each box
+        if upright:  # corners 1 and 3 make each box, in either order (a matrix that flips, like
+            # a Type 3 font's /FontMatrix [1 0 0 -1 0 0], puts corner 1 on top)
             boxes = list(zip(q[0::8], q[1::8], q[4::8], q[5::8], strict=True))
+            for number in [n for n, box in enumerate(boxes) if box[2] < box[0] or box[3] < box[1]]:
+                boxes[number] = _quad_box(q[8 * number : 8 * number + 8])
         else:
             boxes = [_quad_box(q[8 * n : 8 * n + 8]) for n in range(count)]
         flags = [context.flags for context in contexts] if self.has_forms else [0] * count
