@@ -137,3 +137,16 @@ def test_text_in_columns_that_is_no_table(builder: Callable[[], bytes]) -> None:
     rows = text_rows(pieces_of(lines.lines, range(len(lines.lines))))
     assert candidates(rows) or graphics.rules  # the finder had something to refuse
     assert find_tables(lines, graphics) == []
+
+
+def test_superscript_digits_in_a_first_column_are_not_line_numbers() -> None:
+    """``str.isdigit`` holds for superscripts that ``int`` refuses: pdf.js's standard_fonts.pdf
+    put "²" and "³" in a candidate's first column and pdf_markdown and pdf_tables answered
+    ``internal`` (ValueError). Only decimal digits count as line numbers."""
+    from pdf_airlock.worker.pdf.tableguard import form
+
+    rows = [[label, "value"] for label in ("1", "²", "³", "2", "3", "4", "5", "6")]
+    table = Table(0.0, 0.0, 100.0, 100.0, rows)
+    assert form(table) is True  # 1 to 6 count up by one; the superscripts are not line numbers
+    numbered = Table(0.0, 0.0, 100.0, 100.0, [[str(n), "field"] for n in range(1, 13)] + [["²", "x"]])
+    assert form(numbered) is True

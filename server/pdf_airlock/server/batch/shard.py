@@ -103,7 +103,7 @@ def chosen_shard(spec: str | None, count: int | None, environment: Mapping[str, 
     if count is None:
         return None
     index = environment.get(INDEX_VARIABLE, "")
-    if not index.isdigit():
+    if not (index.isascii() and index.isdigit()):
         raise ShardError(f"--shards needs --shard or an index in {INDEX_VARIABLE}")
     return Shard(int(index), count)
 

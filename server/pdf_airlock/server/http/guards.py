@@ -188,7 +188,7 @@ class BodyGuard:
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
-        length = int(declared) if declared is not None and declared.isdigit() else None
+        length = int(declared) if declared is not None and declared.isascii() and declared.isdigit() else None
         if length is not None and length > self.max_bytes:
             await self._too_large(scope, receive, send)
             return

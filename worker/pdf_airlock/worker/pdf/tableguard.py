@@ -221,7 +221,7 @@ def form(table: Table) -> bool:
 def _line_numbers(cells: list[str]) -> bool:
     """Numbers that count up one by one (a few may hold two: "17 18"), as a form numbers its
     lines."""
-    numbers = [int(n) for cell in cells for n in cell.split() if n.isdigit() and len(n) <= _LINE_DIGITS]
+    numbers = [int(n) for cell in cells for n in cell.split() if n.isdecimal() and len(n) <= _LINE_DIGITS]
     steps = sum(1 for a, b in itertools.pairwise(numbers) if b == a + 1)
     return len(numbers) >= _FORM_LINES and steps >= _NUMBERED_SHARE * (len(numbers) - 1)
 
