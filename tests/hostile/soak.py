@@ -83,6 +83,10 @@ async def soak(calls: int, folder: Path, seed: int = 7) -> SoakReport:
         server_params(folder, folder / "server.log"), mode="legacy", read_timeout_seconds=120
     ) as client:
         await client.call_tool("pdf_read", {"path": "good.pdf"})
+        # The supervisor keeps a sealed copy of each unchanged file it read (a descriptor each,
+        # boundary.paths): read every regular file once, so a growth below is a leak.
+        for name in ("junk.pdf", "slow.pdf", "bomb.pdf", "locked.pdf"):
+            await client.call_tool("pdf_info", {"path": name})
         await anyio.sleep(0.5)  # let the zygote hand its spares over: their sockets are our fds
         server = supervisor()
         report.rss_start_mb = server.memory_info().rss / 1e6
