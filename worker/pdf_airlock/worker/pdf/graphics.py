@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from pdf_airlock.worker.contract import WorkerError
 from pdf_airlock.worker.pdf.layoutlines import page_turn
+from pdf_airlock.worker.pdf.pdfium_calls import Matrix, compose
 
 __all__ = ["MAX_GRAPHIC_OBJECTS", "Fill", "PageGraphics", "Rule", "page_graphics"]
 
@@ -32,7 +33,7 @@ _MIN_RULE: Final = 2.0  # shorter segments are ticks and dots, not rules
 _WHITE: Final = 240  # a fill whose red, green and blue all reach this is the paper's colour
 _PAGE_SHARE: Final = 0.9  # a fill over this share of the page's width and height is a background
 
-_Matrix = tuple[float, float, float, float, float, float]
+_Matrix = Matrix
 _IDENTITY: Final[_Matrix] = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
@@ -68,19 +69,6 @@ class PageGraphics:
     rules: list[Rule] = field(default_factory=list)
     fills: list[Fill] = field(default_factory=list)
     marks: list[tuple[float, float]] = field(default_factory=list)
-
-
-def _compose(inner: _Matrix, outer: _Matrix) -> _Matrix:
-    a, b, c, d, e, f = inner
-    a2, b2, c2, d2, e2, f2 = outer
-    return (
-        a * a2 + b * c2,
-        a * b2 + b * d2,
-        c * a2 + d * c2,
-        c * b2 + d * d2,
-        e * a2 + f * c2 + e2,
-        e * b2 + f * d2 + f2,
-    )
 
 
 class _Reader:
@@ -123,12 +111,12 @@ class _Reader:
         for obj in objects:
             kind = self.c.FPDFPageObj_GetType(obj)
             if kind == self.c.FPDF_PAGEOBJ_PATH:
-                self._path(obj, _compose(self._own_matrix(obj), outer))
+                self._path(obj, compose(self._own_matrix(obj), outer))
             elif kind == self.c.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH:
                 count = max(int(self.c.FPDFFormObj_CountObjects(obj)), 0)
                 self._count(count)
                 inner = [self.c.FPDFFormObj_GetObject(obj, i) for i in range(count)]
-                self.objects(inner, _compose(self._own_matrix(obj), outer), depth + 1)
+                self.objects(inner, compose(self._own_matrix(obj), outer), depth + 1)
 
     def _path(self, obj: Any, matrix: _Matrix) -> None:
         c = self.c

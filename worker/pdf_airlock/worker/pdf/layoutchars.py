@@ -182,15 +182,8 @@ def hidden_layout_chars(layout: Any, page: Any, textpage: Any, codes: tuple[int,
         return set()
     if units is None:
         return None
-    best: _Page | None = None
-    for ctm in _ctm_candidates(page):
-        candidate = _Page(chars, lines, units, ctm)
-        _anchor(candidate)
-        if best is None or candidate.anchored() > best.anchored():
-            best = candidate
-        if best.anchored() >= MIN_ANCHORED_SHARE * len(chars):
-            break
-    if best is None or best.anchored() < MIN_ANCHORED_SHARE * len(chars):
+    best = _anchored_page(page, chars, lines, units)
+    if best is None:
         return None
     _fill_runs(best)
     hidden_units = [codes[index] > 0 if index < len(codes) else False for index in units.indices]
@@ -291,15 +284,8 @@ def _mend_page(layout: Any, page: Any, textpage: Any) -> bool:
     units = _read_units(textpage)
     if not chars or units is None:
         return False
-    best: _Page | None = None
-    for ctm in _ctm_candidates(page):
-        candidate = _Page(chars, lines, units, ctm)
-        _anchor(candidate)
-        if best is None or candidate.anchored() > best.anchored():
-            best = candidate
-        if best.anchored() >= MIN_ANCHORED_SHARE * len(chars):
-            break
-    if best is None or best.anchored() < MIN_ANCHORED_SHARE * len(chars):
+    best = _anchored_page(page, chars, lines, units)
+    if best is None:
         return False
     _fill_runs(best)
     _place_by_boxes(best)
@@ -362,6 +348,22 @@ def _unit_text(raw: Any, index: int, code: int) -> str:
     if code <= 0 or code > _MAX_CODE_POINT or _SURROGATES[0] <= code < _SURROGATES[2]:
         return ""
     return chr(code)
+
+
+def _anchored_page(page: Any, chars: list[LTChar], lines: list[range], units: _Units) -> _Page | None:
+    """The page's characters matched to PDFium's under the first candidate CTM that anchors
+    ``MIN_ANCHORED_SHARE`` of them (else the best one's), or None below that share."""
+    best: _Page | None = None
+    for ctm in _ctm_candidates(page):
+        candidate = _Page(chars, lines, units, ctm)
+        _anchor(candidate)
+        if best is None or candidate.anchored() > best.anchored():
+            best = candidate
+        if best.anchored() >= MIN_ANCHORED_SHARE * len(chars):
+            break
+    if best is None or best.anchored() < MIN_ANCHORED_SHARE * len(chars):
+        return None
+    return best
 
 
 def _ctm_candidates(page: Any) -> Iterator[_Matrix]:

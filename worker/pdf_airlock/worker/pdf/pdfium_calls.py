@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import pypdfium2.raw as pdfium_c
 
-__all__ = ["F", "address"]
+__all__ = ["F", "Matrix", "address", "compose"]
 
 _VOID: Final = ctypes.c_void_p
 _INT: Final = ctypes.c_int
@@ -90,3 +90,20 @@ class _Functions:
 
 
 F: Final = _Functions()
+
+
+Matrix = tuple[float, float, float, float, float, float]  # PDFium's FS_MATRIX: a b c d e f
+
+
+def compose(inner: Matrix, outer: Matrix) -> Matrix:
+    """``inner`` then ``outer``: an object's own matrix placed by its container's."""
+    a, b, c, d, e, f = inner
+    a2, b2, c2, d2, e2, f2 = outer
+    return (
+        a * a2 + b * c2,
+        a * b2 + b * d2,
+        c * a2 + d * c2,
+        c * b2 + d * d2,
+        e * a2 + f * c2 + e2,
+        e * b2 + f * d2 + f2,
+    )

@@ -35,7 +35,7 @@ from typing import Any, Final, cast
 
 import pypdfium2.raw as pdfium_c
 
-from pdf_airlock.worker.pdf.pdfium_calls import F, address
+from pdf_airlock.worker.pdf.pdfium_calls import F, Matrix, address, compose
 
 __all__ = [
     "BENEATH",
@@ -110,7 +110,7 @@ _STROKED_MODES: Final = frozenset({1, 5})
 _INVISIBLE_MODES: Final = frozenset({3, 7})
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top in page space (points)
-_Matrix = tuple[float, float, float, float, float, float]
+_Matrix = Matrix
 _IDENTITY: Final[_Matrix] = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
@@ -178,19 +178,6 @@ class Census:
             )
             self._objects[position] = found
         return found
-
-
-def _compose(inner: _Matrix, outer: _Matrix) -> _Matrix:
-    a, b, c, d, e, f = inner
-    a2, b2, c2, d2, e2, f2 = outer
-    return (
-        a * a2 + b * c2,
-        a * b2 + b * d2,
-        c * a2 + d * c2,
-        c * b2 + d * d2,
-        e * a2 + f * c2 + e2,
-        e * b2 + f * d2 + f2,
-    )
 
 
 def _transform_box(m: _Matrix, box: Box) -> Box:
@@ -320,7 +307,7 @@ class _Walker:
             flags |= OPTIONAL
         if self.forms_may_hide():
             flags |= FORM_MAY_HIDE
-        inner = _Context(_compose(self._matrix(handle), context.matrix), clip, flags)
+        inner = _Context(compose(self._matrix(handle), context.matrix), clip, flags)
         count = min(max(int(F.FPDFFormObj_CountObjects(handle)), 0), MAX_OBJECTS)
         self.flatten(
             [F.FPDFFormObj_GetObject(handle, index) or 0 for index in range(count)], inner, depth + 1
@@ -486,7 +473,7 @@ class _Walker:
         the forms around it."""
         if not F.FPDFTextObj_GetFontSize(handle, ctypes.byref(self.size)):
             return math.inf
-        a, b, c, d, _, _ = _compose(self._matrix(handle), matrix)
+        a, b, c, d, _, _ = compose(self._matrix(handle), matrix)
         return abs(self.size.value) * math.sqrt(abs(a * d - b * c))
 
     def _optional(self, handle: int) -> bool:
